@@ -1,0 +1,246 @@
+//! The persisted hash: key → [`KeyHash`] → (first bucket, fingerprint), and the alternate-bucket
+//! involution. Every function here is part of the file format (FORMAT.md, "Hashing"); changing
+//! any constant or operation changes which keys a stored filter answers for.
+
+/// The 64-bit hash of a key, computed once and usable with every filter.
+///
+/// It is XXH3-64 of the key bytes with seed 0 (see FORMAT.md, "Hashing"). It does not depend on a
+/// filter's seed: each filter mixes its own seed in when it derives a bucket and a fingerprint,
+/// so a store can hash a key once and probe the filters of all its SSTables, whatever their seeds.
+///
+/// ```
+/// use cuckoo_sst::{CuckooFilter, KeyHash};
+///
+/// let mut a = CuckooFilter::with_capacity(100);
+/// let b = CuckooFilter::with_capacity(100);
+/// a.insert(b"apple").unwrap();
+/// let h = KeyHash::of(b"apple");
+/// assert_eq!(h, a.hash_key(b"apple"));
+/// assert!(a.contains_hash(h));
+/// assert!(!b.contains_hash(h) || b.expected_fpr() > 0.0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KeyHash(u64);
+
+impl KeyHash {
+    /// Hashes `key` (XXH3-64, seed 0).
+    ///
+    /// ```
+    /// use cuckoo_sst::KeyHash;
+    /// // XXH3-64 of the empty input with seed 0, the published test vector.
+    /// assert_eq!(KeyHash::of(b"").to_u64(), 0x2D06_8005_38D3_94C2);
+    /// ```
+    #[inline]
+    pub fn of(key: &[u8]) -> KeyHash {
+        KeyHash(xxhash_rust::xxh3::xxh3_64(key))
+    }
+
+    /// Wraps a 64-bit hash computed elsewhere (it should be well mixed; XXH3 of the key keeps
+    /// it compatible with [`KeyHash::of`]).
+    ///
+    /// ```
+    /// use cuckoo_sst::KeyHash;
+    /// assert_eq!(KeyHash::from_u64(7).to_u64(), 7);
+    /// ```
+    #[inline]
+    pub const fn from_u64(hash: u64) -> KeyHash {
+        KeyHash(hash)
+    }
+
+    /// The raw 64-bit value.
+    ///
+    /// ```
+    /// use cuckoo_sst::KeyHash;
+    /// assert_eq!(KeyHash::of(b"k").to_u64(), xxhash_rust::xxh3::xxh3_64(b"k"));
+    /// ```
+    #[inline]
+    pub const fn to_u64(self) -> u64 {
+        self.0
+    }
+}
+
+/// MurmurHash3's 64-bit finalizer (`fmix64`): a bijection with full avalanche.
+#[inline]
+pub(crate) const fn fmix64(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^= x >> 33;
+    x
+}
+
+/// The per-filter hash: the key hash mixed with the filter's seed.
+#[inline]
+pub(crate) const fn seeded(hash: KeyHash, seed: u64) -> u64 {
+    fmix64(hash.0 ^ seed)
+}
+
+/// Maps a 32-bit value uniformly onto `0..n` by multiply-high (Lemire's fast range), for any
+/// `n ≤ 2^32`, with no division.
+#[inline]
+pub(crate) const fn fast_range32(x: u32, n: u64) -> u64 {
+    (x as u64 * n) >> 32
+}
+
+/// The first candidate bucket: the high 32 bits of the seeded hash, fast-ranged onto the table.
+#[inline]
+pub(crate) const fn first_bucket(seeded: u64, num_buckets: u64) -> u64 {
+    fast_range32((seeded >> 32) as u32, num_buckets)
+}
+
+/// The fingerprint: the low 32 bits of the seeded hash (disjoint from the bucket bits),
+/// fast-ranged onto `1..2^bits`, so it is never 0, the empty-slot marker. `bits` is 1..=32.
+#[inline]
+pub(crate) const fn fingerprint(seeded: u64, bits: u32) -> u32 {
+    let max = (u32::MAX >> (32 - bits)) as u64; // 2^bits - 1 nonzero values
+    (fast_range32(seeded as u32, max) + 1) as u32
+}
+
+/// The alternate bucket of a fingerprint stored in bucket `i`: `(o − i) mod m`, where the
+/// table has an even number of buckets `m` and `o = offset(fp)` is odd.
+///
+/// Why this function: the paper's `i ⊕ hash(fp)` is an involution only when `m` is a power of
+/// two, which wastes up to half the memory. Reflecting `i` around a per-fingerprint point,
+/// `alt(i) = (o − i) mod m`, is an involution for every `m`: `alt(alt(i)) = o − (o − i) = i`.
+/// It needs only the stored fingerprint, so relocation works from the table alone, and the
+/// second bucket is uniform because `i` is uniform and independent of `fp`. Making `m` even
+/// and `o` odd (Morton filters' odd-offset trick) removes fixed points: `i = o − i (mod m)`
+/// would need `2i ≡ o`, an even number equal to an odd one modulo an even `m`. So every key
+/// has two distinct buckets (with fixed points, about one key in `m` would have only one, and
+/// small tables would fail early). `o = 2·range(φ·fp, m/2) + 1` where `φ·fp` is the top 32 bits
+/// of `fp · 0x9E3779B97F4A7C15 mod 2^64` (Fibonacci hashing) and `range` is [`fast_range32`].
+#[inline]
+pub(crate) const fn alt_bucket(i: u64, fp: u32, num_buckets: u64) -> u64 {
+    let mixed = ((fp as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32;
+    let o = 2 * fast_range32(mixed, num_buckets / 2) + 1;
+    if o >= i { o - i } else { o + num_buckets - i }
+}
+
+/// The deterministic generator of the relocation walk: SplitMix64.
+///
+/// Seeded from the key's seeded hash, so a table's bytes depend only on the seed and the
+/// sequence of operations — also across save and reopen — never on a hidden state.
+#[derive(Clone, Debug)]
+pub(crate) struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub(crate) const fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    #[inline]
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A value in `0..n` (`n ≤ 2^32`).
+    #[inline]
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        fast_range32((self.next_u64() >> 32) as u32, n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xxh3_test_vectors_are_stable() {
+        // Published XXH3-64 vectors (seed 0); a dependency update that changed them would
+        // silently break every stored filter.
+        assert_eq!(KeyHash::of(b"").to_u64(), 0x2D06_8005_38D3_94C2);
+        assert_eq!(KeyHash::of(b"a").to_u64(), 0xE6C6_32B6_1E96_4E1F);
+        assert_eq!(KeyHash::of(b"abc").to_u64(), 0x78AF_5F94_892F_3950);
+    }
+
+    #[test]
+    fn alt_bucket_is_an_involution_for_every_table_size() {
+        let mut rng = SplitMix64::new(1);
+        for m in (2..600u64)
+            .step_by(2)
+            .chain([1 << 16, 1_000_002, (1 << 32) - 2, 1 << 32])
+        {
+            for _ in 0..2_000 {
+                let i = rng.below(m);
+                let fp = (rng.next_u64() as u32).max(1);
+                let j = alt_bucket(i, fp, m);
+                assert!(j < m, "alt {j} out of range for m={m}");
+                assert_ne!(j, i, "fixed point for m={m} fp={fp}");
+                assert_eq!(alt_bucket(j, fp, m), i, "m={m} i={i} fp={fp}");
+            }
+        }
+    }
+
+    #[test]
+    fn alt_bucket_is_exhaustively_an_involution_on_small_tables() {
+        for m in (2..128u64).step_by(2) {
+            for i in 0..m {
+                for fp in 1..=1024u32 {
+                    let j = alt_bucket(i, fp, m);
+                    assert!(j < m && j != i);
+                    assert_eq!(alt_bucket(j, fp, m), i);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fingerprint_is_never_zero_and_stays_in_width() {
+        for bits in 1..=32u32 {
+            let max = if bits == 32 {
+                u32::MAX
+            } else {
+                (1u32 << bits) - 1
+            };
+            for low in [0u64, 1, 2, 0xFFFF_FFFF, 0x8000_0000, 0x7FFF_FFFF, 12345] {
+                let fp = fingerprint(low, bits);
+                assert!(fp >= 1 && fp <= max, "bits={bits} low={low:#x} fp={fp}");
+            }
+        }
+        // The extremes of the low word map onto the extremes of the range.
+        assert_eq!(fingerprint(0, 8), 1);
+        assert_eq!(fingerprint(0xFFFF_FFFF, 8), 255);
+        assert_eq!(fingerprint(0xFFFF_FFFF, 32), u32::MAX);
+    }
+
+    #[test]
+    fn fingerprint_is_uniform_over_its_range() {
+        // 8-bit fingerprints of 255 * 4000 hashes: every value 1..=255 within 20 % of its mean.
+        let mut counts = [0u32; 256];
+        let mut rng = SplitMix64::new(9);
+        let n = 255 * 4000;
+        for _ in 0..n {
+            counts[fingerprint(rng.next_u64(), 8) as usize] += 1;
+        }
+        assert_eq!(counts[0], 0);
+        for (v, &c) in counts.iter().enumerate().skip(1) {
+            assert!((3200..=4800).contains(&c), "fingerprint {v} seen {c} times");
+        }
+    }
+
+    #[test]
+    fn bucket_and_fingerprint_bits_are_disjoint() {
+        // Changing only the low word never moves the bucket; changing only the high word
+        // never changes the fingerprint.
+        let m = 1_000_003;
+        let h = 0x1234_5678_9ABC_DEF0u64;
+        assert_eq!(first_bucket(h, m), first_bucket(h ^ 0xFFFF_FFFF, m));
+        assert_eq!(
+            fingerprint(h, 16),
+            fingerprint(h ^ 0xFFFF_FFFF_0000_0000, 16)
+        );
+    }
+
+    #[test]
+    fn first_bucket_covers_the_table() {
+        let m = 7u64;
+        assert_eq!(first_bucket(0, m), 0);
+        assert_eq!(first_bucket(u64::MAX, m), m - 1);
+        assert_eq!(first_bucket(u64::MAX, 1 << 32), (1 << 32) - 1);
+    }
+}
