@@ -1,0 +1,256 @@
+//! `FilterRef`: the borrowed, read-only view every lookup path ends in.
+
+use crate::hash::{self, KeyHash};
+use crate::table::{Encoding, Geometry, kernel};
+
+/// A read-only view of a filter's table: the one place lookups happen.
+///
+/// An owned [`CuckooFilter`](crate::CuckooFilter) hands one out with
+/// [`as_filter_ref`](crate::CuckooFilter::as_filter_ref); every other read path (a mapped file,
+/// a block inside an SSTable) ends in the same view, so there is one lookup kernel to optimise
+/// and to test. It is `Copy` and small: the derived geometry, the seed, the item count and a
+/// borrowed byte slice.
+///
+/// ```
+/// use cuckoo_sst::CuckooFilter;
+///
+/// let mut f = CuckooFilter::with_capacity(1000);
+/// f.insert(b"key").unwrap();
+/// let view = f.as_filter_ref();
+/// assert!(view.contains(b"key"));
+/// assert_eq!(view.len(), 1);
+/// ```
+#[derive(Clone, Copy)]
+pub struct FilterRef<'a> {
+    geo: Geometry,
+    seed: u64,
+    len: u64,
+    table: &'a [u8],
+}
+
+/// Where a key lives: its two candidate buckets and its fingerprint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Slot {
+    pub(crate) i1: u64,
+    pub(crate) i2: u64,
+    pub(crate) fp: u32,
+    /// The seeded hash, which also seeds the relocation walk.
+    pub(crate) seeded: u64,
+}
+
+/// Derives a key's candidate buckets and fingerprint for a table.
+#[inline]
+pub(crate) fn locate(geo: &Geometry, seed: u64, h: KeyHash) -> Slot {
+    let seeded = hash::seeded(h, seed);
+    let m = geo.num_buckets();
+    let i1 = hash::first_bucket(seeded, m);
+    let fp = hash::fingerprint(seeded, geo.fp_bits());
+    Slot {
+        i1,
+        i2: hash::alt_bucket(i1, fp, m),
+        fp,
+        seeded,
+    }
+}
+
+impl<'a> FilterRef<'a> {
+    /// A view over `table`, which the caller has checked holds `geo.table_bytes()` bytes.
+    pub(crate) fn new(geo: Geometry, seed: u64, len: u64, table: &'a [u8]) -> FilterRef<'a> {
+        debug_assert_eq!(table.len(), geo.table_bytes());
+        FilterRef {
+            geo,
+            seed,
+            len,
+            table,
+        }
+    }
+
+    /// Whether `key` may be in the filter: `false` means certainly absent.
+    ///
+    /// ```
+    /// # let mut f = cuckoo_sst::CuckooFilter::with_capacity(10);
+    /// # f.insert(b"a").unwrap();
+    /// assert!(f.as_filter_ref().contains(b"a"));
+    /// ```
+    #[inline]
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.contains_hash(KeyHash::of(key))
+    }
+
+    /// [`contains`](Self::contains) for a key hashed once with [`KeyHash::of`].
+    ///
+    /// ```
+    /// # let mut f = cuckoo_sst::CuckooFilter::with_capacity(10);
+    /// # f.insert(b"a").unwrap();
+    /// assert!(f.as_filter_ref().contains_hash(cuckoo_sst::KeyHash::of(b"a")));
+    /// ```
+    #[inline]
+    pub fn contains_hash(&self, h: KeyHash) -> bool {
+        let s = locate(&self.geo, self.seed, h);
+        kernel::contains(&self.geo, self.table, s.i1, s.i2, s.fp)
+    }
+
+    /// How many copies of `key`'s fingerprint its two buckets hold (at least the number of
+    /// times it was inserted and not removed; more on a fingerprint collision).
+    ///
+    /// ```
+    /// # let mut f = cuckoo_sst::CuckooFilter::with_capacity(10);
+    /// # f.insert(b"a").unwrap(); f.insert(b"a").unwrap();
+    /// assert_eq!(f.as_filter_ref().count(b"a"), 2);
+    /// ```
+    #[inline]
+    pub fn count(&self, key: &[u8]) -> usize {
+        self.count_hash(KeyHash::of(key))
+    }
+
+    /// [`count`](Self::count) for a precomputed hash.
+    ///
+    /// ```
+    /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
+    /// assert_eq!(f.as_filter_ref().count_hash(cuckoo_sst::KeyHash::of(b"a")), 0);
+    /// ```
+    #[inline]
+    pub fn count_hash(&self, h: KeyHash) -> usize {
+        let s = locate(&self.geo, self.seed, h);
+        kernel::count(&self.geo, self.table, s.i1, s.i2, s.fp) as usize
+    }
+
+    /// Items in the filter.
+    ///
+    /// ```
+    /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
+    /// assert_eq!(f.as_filter_ref().len(), 0);
+    /// ```
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Whether the filter holds no items.
+    ///
+    /// ```
+    /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
+    /// assert!(f.as_filter_ref().is_empty());
+    /// ```
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Total slots (buckets × bucket size).
+    ///
+    /// ```
+    /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
+    /// assert_eq!(f.as_filter_ref().capacity(), f.capacity());
+    /// ```
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.geo.slots() as usize
+    }
+
+    /// Number of buckets.
+    ///
+    /// ```
+    /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
+    /// let v = f.as_filter_ref();
+    /// assert_eq!(v.num_buckets() * v.bucket_size(), v.capacity());
+    /// ```
+    #[inline]
+    pub fn num_buckets(&self) -> usize {
+        self.geo.num_buckets() as usize
+    }
+
+    /// Slots per bucket.
+    ///
+    /// ```
+    /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
+    /// assert_eq!(f.as_filter_ref().bucket_size(), 4);
+    /// ```
+    #[inline]
+    pub fn bucket_size(&self) -> usize {
+        self.geo.bucket_size() as usize
+    }
+
+    /// Fingerprint width in bits.
+    ///
+    /// ```
+    /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
+    /// assert_eq!(f.as_filter_ref().fingerprint_bits(), 16);
+    /// ```
+    #[inline]
+    pub fn fingerprint_bits(&self) -> u32 {
+        self.geo.fp_bits()
+    }
+
+    /// The bucket encoding.
+    ///
+    /// ```
+    /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
+    /// assert_eq!(f.as_filter_ref().encoding(), cuckoo_sst::Encoding::Plain);
+    /// ```
+    #[inline]
+    pub fn encoding(&self) -> Encoding {
+        self.geo.encoding()
+    }
+
+    /// The seed mixed into key hashes.
+    ///
+    /// ```
+    /// # let f = cuckoo_sst::CuckooFilter::new(cuckoo_sst::Config::new(10).seed(5)).unwrap();
+    /// assert_eq!(f.as_filter_ref().seed(), 5);
+    /// ```
+    #[inline]
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// `len / capacity`.
+    ///
+    /// ```
+    /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
+    /// assert_eq!(f.as_filter_ref().load_factor(), 0.0);
+    /// ```
+    #[inline]
+    pub fn load_factor(&self) -> f64 {
+        self.len as f64 / self.capacity() as f64
+    }
+
+    /// The false-positive rate bound: the probability that an absent key is reported present
+    /// when both of its candidate buckets are full, `1 − (1 − 1/(2^f − 1))^(2b)`. A less full
+    /// table does better: see [`estimated_fpr`](Self::estimated_fpr).
+    ///
+    /// ```
+    /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
+    /// assert!(f.as_filter_ref().expected_fpr() < 0.01);
+    /// ```
+    #[inline]
+    pub fn expected_fpr(&self) -> f64 {
+        self.geo.fpr_bound()
+    }
+
+    /// The false-positive rate expected at the current load `α`:
+    /// `1 − (1 − 1/(2^f − 1))^(2bα)`.
+    ///
+    /// ```
+    /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
+    /// assert_eq!(f.as_filter_ref().estimated_fpr(), 0.0);
+    /// ```
+    pub fn estimated_fpr(&self) -> f64 {
+        let values = 2f64.powi(self.geo.fp_bits() as i32) - 1.0;
+        let probes = 2.0 * self.geo.bucket_size() as f64 * self.load_factor();
+        -f64::exp_m1(probes * f64::ln_1p(-1.0 / values))
+    }
+}
+
+impl std::fmt::Debug for FilterRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FilterRef")
+            .field("len", &self.len)
+            .field("num_buckets", &self.geo.num_buckets())
+            .field("bucket_size", &self.geo.bucket_size())
+            .field("fingerprint_bits", &self.geo.fp_bits())
+            .field("encoding", &self.geo.encoding())
+            .field("seed", &self.seed)
+            .finish()
+    }
+}
