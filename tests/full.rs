@@ -1,0 +1,174 @@
+//! A failed insert changes nothing; duplicates fit 2b times; `capacity` distinct keys always fit;
+//! the same seed and operations give the same table.
+
+use cuckoo_sst::{Config, CuckooFilter, Error};
+
+fn key(seed: u64, i: u64) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&seed.to_le_bytes());
+    k[8..].copy_from_slice(&i.to_le_bytes());
+    k
+}
+
+/// Fill until full, then keep trying new keys: thousands of failed inserts, each leaving the
+/// filter equal (bytes and `len`) to what it was, and every earlier key still found.
+#[test]
+fn failed_inserts_change_nothing() {
+    for (b, bits) in [(2, 8), (4, 16), (8, 8), (4, 32)] {
+        let mut f = CuckooFilter::new(
+            Config::new(4000)
+                .bucket_size(b)
+                .fingerprint_bits(bits)
+                .seed(11),
+        )
+        .unwrap();
+        let mut inserted = Vec::new();
+        let mut failures = 0;
+        let mut i = 0u64;
+        while failures < 2000 {
+            let k = key(b as u64, i);
+            i += 1;
+            let before = f.clone();
+            match f.insert(&k) {
+                Ok(()) => inserted.push(k),
+                Err(Error::Full { len, capacity }) => {
+                    failures += 1;
+                    assert_eq!(len as usize, f.len());
+                    assert_eq!(capacity as usize, f.capacity());
+                    assert!(f == before, "b={b}: failed insert changed the filter");
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(f.len(), inserted.len());
+        for k in &inserted {
+            assert!(
+                f.contains(k),
+                "b={b}: false negative after {failures} failed inserts"
+            );
+        }
+        // The table is nearly full when inserts fail.
+        assert!(f.load_factor() > 0.8, "b={b}: load {}", f.load_factor());
+    }
+}
+
+/// A key fits 2b times (its two buckets); the next insert fails and loses nothing.
+#[test]
+fn a_key_fits_two_buckets_worth_of_copies() {
+    for b in [2usize, 4, 8] {
+        for bits in [8u32, 16, 32] {
+            let mut f =
+                CuckooFilter::new(Config::new(1000).bucket_size(b).fingerprint_bits(bits)).unwrap();
+            for other in 0..300u64 {
+                f.insert(&key(1, other)).unwrap();
+            }
+            for n in 1..=2 * b {
+                f.insert(b"dup").unwrap();
+                assert!(f.count(b"dup") >= n);
+            }
+            let before = f.clone();
+            for _ in 0..3 {
+                assert!(
+                    matches!(f.insert(b"dup"), Err(Error::Full { .. })),
+                    "b={b} f={bits}"
+                );
+                assert!(f == before);
+            }
+            for other in 0..300u64 {
+                assert!(f.contains(&key(1, other)));
+            }
+            for n in (0..2 * b).rev() {
+                assert!(f.remove(b"dup"));
+                assert!(f.count(b"dup") >= n);
+            }
+            assert_eq!(f.len(), 300);
+        }
+    }
+}
+
+/// Inserting `capacity` distinct keys never fails: every bucket size and width, many sizes
+/// from tiny to a million, several seeds.
+#[test]
+fn capacity_distinct_keys_always_fit() {
+    let mut sizes: Vec<usize> = (0..200).collect();
+    sizes.extend((200..5000).step_by(97));
+    sizes.extend([10_000, 65_536, 100_000]);
+    for b in [2usize, 4, 8] {
+        for bits in [8u32, 16] {
+            for &n in &sizes {
+                let seeds = if n <= 5000 { 8 } else { 2 };
+                for seed in 0..seeds {
+                    let cfg = Config::new(n)
+                        .bucket_size(b)
+                        .fingerprint_bits(bits)
+                        .seed(seed);
+                    let mut f = CuckooFilter::new(cfg).unwrap();
+                    for i in 0..n as u64 {
+                        if let Err(e) = f.insert(&key(seed ^ (n as u64) << 32, i)) {
+                            panic!("b={b} f={bits} n={n} seed={seed}: insert {i} failed: {e}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut f = CuckooFilter::new(Config::new(1_000_000)).unwrap();
+    for i in 0..1_000_000 {
+        f.insert(&key(7, i)).unwrap();
+    }
+    assert!(
+        f.load_factor() > 0.94,
+        "a 1 M filter is sized tightly: {}",
+        f.load_factor()
+    );
+}
+
+/// Same seed, same operations: equal tables, also when relocations and failures happen.
+#[test]
+fn same_seed_same_table() {
+    let build = |seed| {
+        let mut f = CuckooFilter::new(Config::new(3000).seed(seed)).unwrap();
+        for i in 0..4000u64 {
+            let _ = f.insert(&key(0, i));
+            if i % 7 == 0 {
+                f.remove(&key(0, i / 2));
+            }
+        }
+        f
+    };
+    assert!(build(5) == build(5));
+    assert!(build(5) != build(6));
+}
+
+#[test]
+fn sizes_are_not_rounded_to_powers_of_two() {
+    let one = CuckooFilter::with_capacity(1_000_000);
+    let one_and_half = CuckooFilter::with_capacity(1_500_000);
+    let ratio = one_and_half.size_in_bytes() as f64 / one.size_in_bytes() as f64;
+    assert!((ratio - 1.5).abs() < 0.01, "ratio {ratio}");
+    let bits_per_item = one.size_in_bytes() as f64 * 8.0 / 1e6;
+    // 16-bit fingerprints at 95 % occupancy, plus spares and the header.
+    assert!(bits_per_item < 16.0 / 0.95 * 1.005, "{bits_per_item}");
+}
+
+#[test]
+fn invalid_configs_are_errors() {
+    let bad = [
+        Config::new(10).bucket_size(0),
+        Config::new(10).bucket_size(3),
+        Config::new(10).bucket_size(16),
+        Config::new(10).false_positive_rate(0.0),
+        Config::new(10).false_positive_rate(1.0),
+        Config::new(10).false_positive_rate(-0.5),
+        Config::new(10).false_positive_rate(f64::NAN),
+        Config::new(10).fingerprint_bits(0),
+        Config::new(10).fingerprint_bits(64),
+        Config::new(usize::MAX),
+    ];
+    for c in bad {
+        match CuckooFilter::new(c.clone()) {
+            Err(e @ Error::InvalidConfig { .. }) => assert!(!e.to_string().is_empty()),
+            other => panic!("{c:?}: {other:?}"),
+        }
+    }
+}
