@@ -1,0 +1,134 @@
+//! Insert and lookup throughput at 1 M and 16 M items, cuckoo-sst against the `cuckoofilter`
+//! crate (the most used Rust cuckoo filter: 8-bit fingerprints, buckets of 4, power-of-two
+//! tables, SipHash) in the same run.
+//!
+//! ```text
+//! cargo bench --bench filter                      # everything (about 10 minutes)
+//! cargo bench --bench filter -- lookup_miss/1M    # one group and size
+//! RUSTFLAGS="-C target-cpu=native" cargo bench --bench filter
+//! ```
+//!
+//! Contenders:
+//! * `sst-f16`: the default configuration (1 % target → 16-bit fingerprints, buckets of 4).
+//! * `sst-f8`: 8-bit fingerprints, buckets of 4 — the same layout as `cuckoofilter`.
+//! * `cuckoofilter`: sized with `with_capacity(n / 0.95)` so that `n` items fit (its table is
+//!   rounded up to a power of two).
+
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use cuckoo_sst::{Config, CuckooFilter};
+use std::hint::black_box;
+
+const SIZES: [(&str, u64); 2] = [("1M", 1_000_000), ("16M", 16_000_000)];
+const PROBES: usize = 4096;
+
+fn key(i: u64) -> [u8; 8] {
+    // Spread the ids so that neighbouring keys share nothing.
+    (i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).to_le_bytes()
+}
+
+fn sst(n: u64, bits: u32) -> CuckooFilter {
+    let mut f = CuckooFilter::new(Config::new(n as usize).fingerprint_bits(bits)).unwrap();
+    for i in 0..n {
+        f.insert(&key(i)).unwrap();
+    }
+    f
+}
+
+fn peer(n: u64) -> cuckoofilter::CuckooFilter<std::collections::hash_map::DefaultHasher> {
+    let mut f = cuckoofilter::CuckooFilter::with_capacity((n as f64 / 0.95) as usize);
+    for i in 0..n {
+        f.add(&key(i)).unwrap();
+    }
+    f
+}
+
+/// Probe keys: `PROBES` pseudo-random ids from `0..n` (present) or from `n..2n` (absent).
+fn probes(n: u64, present: bool) -> Vec<[u8; 8]> {
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    (0..PROBES)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            key(x % n + if present { 0 } else { n })
+        })
+        .collect()
+}
+
+fn insert(c: &mut Criterion) {
+    let mut g = c.benchmark_group("insert");
+    g.sample_size(10);
+    for (name, n) in SIZES {
+        g.throughput(Throughput::Elements(n));
+        for bits in [16, 8] {
+            g.bench_function(BenchmarkId::new(format!("sst-f{bits}"), name), |b| {
+                b.iter_batched(
+                    || CuckooFilter::new(Config::new(n as usize).fingerprint_bits(bits)).unwrap(),
+                    |mut f| {
+                        for i in 0..n {
+                            f.insert(&key(i)).unwrap();
+                        }
+                        f
+                    },
+                    BatchSize::PerIteration,
+                )
+            });
+        }
+        g.bench_function(BenchmarkId::new("cuckoofilter", name), |b| {
+            b.iter_batched(
+                || cuckoofilter::CuckooFilter::with_capacity((n as f64 / 0.95) as usize),
+                |mut f: cuckoofilter::CuckooFilter<std::collections::hash_map::DefaultHasher>| {
+                    for i in 0..n {
+                        f.add(&key(i)).unwrap();
+                    }
+                    f
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    g.finish();
+}
+
+fn lookups(c: &mut Criterion) {
+    for (name, n) in SIZES {
+        let f16 = sst(n, 16);
+        let f8 = sst(n, 8);
+        let cf = peer(n);
+        eprintln!(
+            "{name}: sst-f16 {} bytes ({:.2} bits/item), sst-f8 {} bytes ({:.2}), cuckoofilter {} bytes ({:.2})",
+            f16.size_in_bytes(),
+            f16.size_in_bytes() as f64 * 8.0 / n as f64,
+            f8.size_in_bytes(),
+            f8.size_in_bytes() as f64 * 8.0 / n as f64,
+            cf.memory_usage(),
+            cf.memory_usage() as f64 * 8.0 / n as f64,
+        );
+        for (group, present) in [("lookup_hit", true), ("lookup_miss", false)] {
+            let keys = probes(n, present);
+            let mut g = c.benchmark_group(group);
+            g.throughput(Throughput::Elements(PROBES as u64));
+            g.bench_function(BenchmarkId::new("sst-f16", name), |b| {
+                b.iter(|| {
+                    keys.iter()
+                        .filter(|k| f16.contains(black_box(&k[..])))
+                        .count()
+                })
+            });
+            g.bench_function(BenchmarkId::new("sst-f8", name), |b| {
+                b.iter(|| {
+                    keys.iter()
+                        .filter(|k| f8.contains(black_box(&k[..])))
+                        .count()
+                })
+            });
+            g.bench_function(BenchmarkId::new("cuckoofilter", name), |b| {
+                b.iter(|| keys.iter().filter(|k| cf.contains(black_box(*k))).count())
+            });
+            g.finish();
+        }
+    }
+}
+
+criterion_group!(benches, lookups, insert);
+criterion_main!(benches);
