@@ -10,16 +10,20 @@
 //!
 //! Contenders:
 //! * `sst-f16`: the default configuration (1 % target → 16-bit fingerprints, buckets of 4).
+//! * `sst-f16-batch`: the same filter through `contains_batch` (hash, prefetch, probe).
 //! * `sst-f8`: 8-bit fingerprints, buckets of 4 — the same layout as `cuckoofilter`.
 //! * `cuckoofilter`: sized with `with_capacity(n / 0.95)` so that `n` items fit (its table is
 //!   rounded up to a power of two).
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use cuckoo_sst::{Config, CuckooFilter};
+use cuckoo_sst::{Config, CuckooFilter, KeyHash};
 use std::hint::black_box;
 
 const SIZES: [(&str, u64); 2] = [("1M", 1_000_000), ("16M", 16_000_000)];
+/// Keys probed per iteration; each iteration takes the next window of a pool of `POOL` keys,
+/// so that the buckets touched are not the same ones, already cached, every time.
 const PROBES: usize = 4096;
+const POOL: usize = 1 << 20;
 
 fn key(i: u64) -> [u8; 8] {
     // Spread the ids so that neighbouring keys share nothing.
@@ -42,10 +46,10 @@ fn peer(n: u64) -> cuckoofilter::CuckooFilter<std::collections::hash_map::Defaul
     f
 }
 
-/// Probe keys: `PROBES` pseudo-random ids from `0..n` (present) or from `n..2n` (absent).
+/// Probe keys: `POOL` pseudo-random ids from `0..n` (present) or from `n..2n` (absent).
 fn probes(n: u64, present: bool) -> Vec<[u8; 8]> {
     let mut x = 0x2545_F491_4F6C_DD1Du64;
-    (0..PROBES)
+    (0..POOL)
         .map(|_| {
             x ^= x << 13;
             x ^= x >> 7;
@@ -105,25 +109,33 @@ fn lookups(c: &mut Criterion) {
             cf.memory_usage() as f64 * 8.0 / n as f64,
         );
         for (group, present) in [("lookup_hit", true), ("lookup_miss", false)] {
-            let keys = probes(n, present);
+            let pool = probes(n, present);
+            let at = std::cell::Cell::new(0);
+            let window = || {
+                at.set((at.get() + PROBES) % POOL);
+                &pool[at.get()..at.get() + PROBES]
+            };
             let mut g = c.benchmark_group(group);
             g.throughput(Throughput::Elements(PROBES as u64));
             g.bench_function(BenchmarkId::new("sst-f16", name), |b| {
+                b.iter(|| window().iter().filter(|k| f16.contains(black_box(&k[..]))).count())
+            });
+            let mut hashes = vec![KeyHash::of(b""); PROBES];
+            let mut out = vec![false; PROBES];
+            g.bench_function(BenchmarkId::new("sst-f16-batch", name), |b| {
                 b.iter(|| {
-                    keys.iter()
-                        .filter(|k| f16.contains(black_box(&k[..])))
-                        .count()
+                    for (h, k) in hashes.iter_mut().zip(window()) {
+                        *h = KeyHash::of(black_box(&k[..]));
+                    }
+                    f16.contains_batch(&hashes, &mut out);
+                    out.iter().filter(|&&x| x).count()
                 })
             });
             g.bench_function(BenchmarkId::new("sst-f8", name), |b| {
-                b.iter(|| {
-                    keys.iter()
-                        .filter(|k| f8.contains(black_box(&k[..])))
-                        .count()
-                })
+                b.iter(|| window().iter().filter(|k| f8.contains(black_box(&k[..]))).count())
             });
             g.bench_function(BenchmarkId::new("cuckoofilter", name), |b| {
-                b.iter(|| keys.iter().filter(|k| cf.contains(black_box(*k))).count())
+                b.iter(|| window().iter().filter(|k| cf.contains(black_box(*k))).count())
             });
             g.finish();
         }

@@ -248,6 +248,22 @@ impl CuckooFilter {
         self.as_filter_ref().contains_hash(h)
     }
 
+    /// [`contains_hash`](Self::contains_hash) for many keys, with prefetching; see
+    /// [`FilterRef::contains_batch`].
+    ///
+    /// ```
+    /// use cuckoo_sst::{CuckooFilter, KeyHash};
+    /// let mut f = CuckooFilter::with_capacity(100);
+    /// f.insert(b"a")?;
+    /// let mut out = [false; 1];
+    /// f.contains_batch(&[KeyHash::of(b"a")], &mut out);
+    /// assert_eq!(out, [true]);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn contains_batch(&self, hashes: &[KeyHash], out: &mut [bool]) {
+        self.as_filter_ref().contains_batch(hashes, out)
+    }
+
     /// How many copies of `key`'s fingerprint are stored in its two buckets.
     ///
     /// ```

@@ -56,6 +56,7 @@ mod error;
 mod filter;
 mod format;
 mod hash;
+mod prefetch;
 mod table;
 mod view;
 

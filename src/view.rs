@@ -1,6 +1,7 @@
 //! `FilterRef`: the borrowed, read-only view every lookup path ends in.
 
 use crate::hash::{self, KeyHash};
+use crate::prefetch::prefetch;
 use crate::table::{Encoding, Geometry, kernel};
 
 /// A read-only view of a filter's table: the one place lookups happen.
@@ -88,6 +89,40 @@ impl<'a> FilterRef<'a> {
     pub fn contains_hash(&self, h: KeyHash) -> bool {
         let s = locate(&self.geo, self.seed, h);
         kernel::contains(&self.geo, self.table, s.i1, s.i2, s.fp)
+    }
+
+    /// [`contains_hash`](Self::contains_hash) for many keys: `out[i]` is the answer for
+    /// `hashes[i]`. Works in groups of 16: derives every key's buckets and prefetches them,
+    /// then probes, so the memory latency of one lookup overlaps the others' — worth it once
+    /// the table is larger than the CPU caches.
+    ///
+    /// # Panics
+    /// If `hashes` and `out` differ in length.
+    ///
+    /// ```
+    /// use cuckoo_sst::{CuckooFilter, KeyHash};
+    /// let mut f = CuckooFilter::with_capacity(100);
+    /// f.insert(b"a")?;
+    /// let hashes = [KeyHash::of(b"a"), KeyHash::of(b"b")];
+    /// let mut out = [false; 2];
+    /// f.as_filter_ref().contains_batch(&hashes, &mut out);
+    /// assert!(out[0]);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn contains_batch(&self, hashes: &[KeyHash], out: &mut [bool]) {
+        const GROUP: usize = 16;
+        assert_eq!(hashes.len(), out.len(), "contains_batch: one output per hash");
+        let mut slots = [Slot { i1: 0, i2: 0, fp: 0, seeded: 0 }; GROUP];
+        for (hs, os) in hashes.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
+            for (slot, &h) in slots.iter_mut().zip(hs) {
+                *slot = locate(&self.geo, self.seed, h);
+                prefetch(self.table, self.geo.bucket_offset(slot.i1));
+                prefetch(self.table, self.geo.bucket_offset(slot.i2));
+            }
+            for (o, s) in os.iter_mut().zip(&slots) {
+                *o = kernel::contains(&self.geo, self.table, s.i1, s.i2, s.fp);
+            }
+        }
     }
 
     /// How many copies of `key`'s fingerprint its two buckets hold (at least the number of

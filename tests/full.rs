@@ -172,3 +172,22 @@ fn invalid_configs_are_errors() {
         }
     }
 }
+
+/// The batched lookup gives exactly the answers of one-at-a-time lookups, for any batch length.
+#[test]
+fn contains_batch_matches_contains() {
+    use cuckoo_sst::KeyHash;
+    let mut f = CuckooFilter::new(Config::new(5000).fingerprint_bits(8).seed(4)).unwrap();
+    for i in 0..5000 {
+        f.insert(&key(9, i)).unwrap();
+    }
+    // Present and absent keys interleaved; 8-bit fingerprints give plenty of false positives.
+    let hashes: Vec<KeyHash> = (0..10_000).map(|i| KeyHash::of(&key(9, i * 7 % 10_007))).collect();
+    for len in [0, 1, 15, 16, 17, 33, 1000, 10_000] {
+        let mut out = vec![false; len];
+        f.contains_batch(&hashes[..len], &mut out);
+        for (h, got) in hashes[..len].iter().zip(&out) {
+            assert_eq!(*got, f.contains_hash(*h));
+        }
+    }
+}

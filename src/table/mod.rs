@@ -177,6 +177,12 @@ impl Geometry {
         fpr_bound(self.bucket_size, self.fp_bits)
     }
 
+    /// The byte offset of `bucket` in the region (to prefetch it).
+    #[inline]
+    pub(crate) fn bucket_offset(&self, bucket: u64) -> usize {
+        bucket as usize * self.bucket_bytes
+    }
+
     #[inline]
     fn slot_offset(&self, bucket: u64, slot: u32) -> usize {
         bucket as usize * self.bucket_bytes + slot as usize * self.slot_bytes
