@@ -38,6 +38,55 @@ pub enum Error {
         /// The number of bytes that were requested.
         bytes: u64,
     },
+    /// Reading or writing a file failed; the `io::Error` is the [`source`](std::error::Error::source).
+    Io(std::io::Error),
+    /// The bytes do not start with the filter magic `"CUCKOSST"`: not a filter file.
+    BadMagic {
+        /// The first eight bytes found (fewer bytes are zero-padded).
+        found: [u8; 8],
+    },
+    /// The file was written in a format version this build cannot read (a newer writer).
+    UnsupportedVersion {
+        /// The version in the file.
+        found: u32,
+        /// The newest version this build reads.
+        supported: u32,
+    },
+    /// The file is shorter than its header says (or than a header): truncated or empty.
+    Truncated {
+        /// Bytes the file should have.
+        expected: u64,
+        /// Bytes it has.
+        found: u64,
+    },
+    /// The file is longer than its header says: bytes were appended.
+    TrailingBytes {
+        /// Bytes the file should have.
+        expected: u64,
+        /// Bytes it has.
+        found: u64,
+    },
+    /// A checksum does not match: the bytes were damaged.
+    ChecksumMismatch {
+        /// Which part of the file (`"header"`, `"level table"`, `"level 0 buckets"`).
+        part: String,
+        /// The CRC-32 stored in the file.
+        stored: u32,
+        /// The CRC-32 of the bytes as they are.
+        computed: u32,
+    },
+    /// A header or level field holds an impossible or inconsistent value.
+    Corrupt {
+        /// The field, as named in FORMAT.md (`"level 0 num_buckets"`, …).
+        field: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The bytes hold a growable chain of several levels where a single filter was expected.
+    MultiLevel {
+        /// Levels in the file.
+        levels: u32,
+    },
 }
 
 /// `Result<T, cuckoo_sst::Error>`.
@@ -49,6 +98,19 @@ impl Error {
             setting,
             reason: reason.into(),
         }
+    }
+
+    pub(crate) fn corrupt(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::Corrupt {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Io(e)
     }
 }
 
@@ -67,8 +129,52 @@ impl fmt::Display for Error {
                 f,
                 "could not allocate {bytes} bytes for the filter table; configure a smaller capacity"
             ),
+            Error::Io(e) => write!(f, "I/O error: {e}"),
+            Error::BadMagic { found } => write!(
+                f,
+                "not a cuckoo-sst filter: the file starts with {found:02x?}, not \"CUCKOSST\""
+            ),
+            Error::UnsupportedVersion { found, supported } => write!(
+                f,
+                "filter file format version {found} is newer than this build reads (up to \
+                 {supported}); upgrade cuckoo-sst or rewrite the file with this version"
+            ),
+            Error::Truncated { expected, found } => write!(
+                f,
+                "filter file is truncated: {found} bytes where {expected} are needed; rebuild it"
+            ),
+            Error::TrailingBytes { expected, found } => write!(
+                f,
+                "filter file has {} unexpected bytes after its end ({found} bytes, {expected} \
+                 expected); pass exactly the filter's bytes",
+                found - expected
+            ),
+            Error::ChecksumMismatch {
+                part,
+                stored,
+                computed,
+            } => write!(
+                f,
+                "filter file is damaged: the checksum of the {part} is {computed:#010x}, the \
+                 file says {stored:#010x}; rebuild it"
+            ),
+            Error::Corrupt { field, reason } => {
+                write!(f, "filter file is invalid: {field}: {reason}; rebuild it")
+            }
+            Error::MultiLevel { levels } => write!(
+                f,
+                "the bytes hold a growable filter of {levels} levels, not a single filter; open \
+                 them with MappedFilter or ScalableCuckooFilter"
+            ),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}

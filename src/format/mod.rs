@@ -1,11 +1,335 @@
-//! The file format (FORMAT.md): constants and the size of an encoded filter.
+//! The file format of FORMAT.md in code: constants, the rkyv header and level descriptor
+//! (§4, §5), the writer, and — in [`decode`] — the validating reader (§7).
 
-/// Bytes of the file header.
-pub(crate) const HEADER_LEN: usize = 64;
-/// Bytes of one level descriptor.
+pub(crate) mod decode;
+
+use crate::table::Geometry;
+use rkyv::rend::{f64_le, u32_le, u64_le};
+use std::io::{self, Write};
+
+/// FORMAT.md §4: the first eight bytes of every filter file.
+pub(crate) const MAGIC: [u8; 8] = *b"CUCKOSST";
+/// FORMAT.md §9: the format version this build writes, and the newest it reads.
+pub(crate) const VERSION: u32 = 1;
+/// FORMAT.md §4: bytes of the header.
+pub(crate) const HEADER_LEN: usize = 128;
+/// FORMAT.md §5: bytes of one level descriptor.
 pub(crate) const LEVEL_LEN: usize = 64;
+/// FORMAT.md §2: the hash scheme (XXH3-64, fmix64 with the seed, fast range).
+pub(crate) const HASH_SCHEME: u32 = 1;
+/// FORMAT.md §4: `flags` bit 0, the file is a growable chain.
+pub(crate) const FLAG_CHAIN: u32 = 1;
+/// FORMAT.md §4: the bytes of the header covered by `header_crc`.
+pub(crate) const HEADER_CRC_OFFSET: usize = 124;
 
-/// Bytes of a file holding one level whose bucket region is `table_bytes` long.
-pub(crate) const fn file_len(table_bytes: usize) -> usize {
-    HEADER_LEN + LEVEL_LEN + table_bytes
+/// FORMAT.md §4. Every field has an explicit little-endian type, so the archived bytes are the
+/// same whatever rkyv's feature flags and the platform; the archived struct is `#[repr(C)]`
+/// with no padding (the field offsets are asserted in the tests).
+#[derive(rkyv::Archive, rkyv::Serialize, Clone, Copy, Debug)]
+pub(crate) struct FileHeader {
+    pub(crate) magic: [u8; 8],
+    pub(crate) version: u32_le,
+    pub(crate) header_len: u32_le,
+    pub(crate) file_len: u64_le,
+    pub(crate) level_count: u32_le,
+    pub(crate) flags: u32_le,
+    pub(crate) hash: u32_le,
+    pub(crate) max_kicks: u32_le,
+    pub(crate) seed: u64_le,
+    pub(crate) target_fpr: f64_le,
+    pub(crate) growth_factor: f64_le,
+    pub(crate) tightening: f64_le,
+    pub(crate) max_levels: u32_le,
+    pub(crate) reserved0: u32_le,
+    pub(crate) max_bytes: u64_le,
+    pub(crate) item_count: u64_le,
+    pub(crate) reserved: [u8; 24],
+    pub(crate) levels_crc: u32_le,
+    pub(crate) header_crc: u32_le,
+}
+
+/// FORMAT.md §5, one per level, explicitly little-endian like the header.
+#[derive(rkyv::Archive, rkyv::Serialize, Clone, Copy, Debug)]
+pub(crate) struct LevelDesc {
+    pub(crate) region_offset: u64_le,
+    pub(crate) region_len: u64_le,
+    pub(crate) num_buckets: u64_le,
+    pub(crate) item_count: u64_le,
+    pub(crate) capacity: u64_le,
+    pub(crate) target_fpr: f64_le,
+    pub(crate) bucket_size: u8,
+    pub(crate) fingerprint_bits: u8,
+    pub(crate) encoding: u8,
+    pub(crate) reserved0: u8,
+    pub(crate) region_crc: u32_le,
+    pub(crate) reserved: u64_le,
+}
+
+/// The growth settings of a chain, stored in the header (FORMAT.md §4).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ChainParams {
+    pub(crate) growth_factor: f64,
+    pub(crate) tightening: f64,
+    pub(crate) max_levels: u32,
+    pub(crate) max_bytes: u64,
+}
+
+/// One level as a reader sees it: checked geometry and counts, and where its region is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct LevelMeta {
+    pub(crate) geo: Geometry,
+    pub(crate) len: u64,
+    pub(crate) capacity: u64,
+    pub(crate) target_fpr: f64,
+    pub(crate) offset: usize,
+    pub(crate) region_crc: u32,
+}
+
+impl LevelMeta {
+    /// The level's bucket region within the file's bytes.
+    pub(crate) fn region(&self) -> std::ops::Range<usize> {
+        self.offset..self.offset + self.geo.table_bytes()
+    }
+}
+
+/// A parsed file: header fields and levels, after FORMAT.md §7 steps 1–6.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct FileMeta {
+    pub(crate) seed: u64,
+    pub(crate) max_kicks: u32,
+    pub(crate) target_fpr: f64,
+    pub(crate) chain: Option<ChainParams>,
+    pub(crate) item_count: u64,
+    pub(crate) file_len: u64,
+    pub(crate) levels: Vec<LevelMeta>,
+}
+
+/// A level to write.
+pub(crate) struct LevelOut<'a> {
+    pub(crate) geo: Geometry,
+    pub(crate) len: u64,
+    pub(crate) capacity: u64,
+    pub(crate) target_fpr: f64,
+    pub(crate) table: &'a [u8],
+}
+
+/// A file to write.
+pub(crate) struct FileOut<'a> {
+    pub(crate) seed: u64,
+    pub(crate) max_kicks: u32,
+    pub(crate) target_fpr: f64,
+    pub(crate) chain: Option<ChainParams>,
+    pub(crate) levels: &'a [LevelOut<'a>],
+}
+
+/// Bytes of a file whose levels' bucket regions have the given lengths.
+pub(crate) fn file_len(region_lens: impl IntoIterator<Item = usize>) -> usize {
+    let mut levels = 0;
+    let mut regions = 0;
+    for len in region_lens {
+        levels += 1;
+        regions += len;
+    }
+    HEADER_LEN + LEVEL_LEN * levels + regions
+}
+
+/// The false-positive rate of a lookup that checks independent filters with rates `rates`:
+/// `1 − Π(1 − r)`, which is at most their sum.
+pub(crate) fn combined_fpr(rates: impl IntoIterator<Item = f64>) -> f64 {
+    // acc ⊕ r = 1 − (1 − acc)(1 − r), written so that one level gives exactly its own rate.
+    rates.into_iter().fold(0.0, |acc, r| acc + r - acc * r)
+}
+
+/// Serialises an rkyv value whose archive has a fixed size `N`.
+fn archive<T, const N: usize>(value: &T) -> [u8; N]
+where
+    T: for<'a> rkyv::Serialize<
+            rkyv::api::high::HighSerializer<
+                rkyv::util::AlignedVec,
+                rkyv::ser::allocator::ArenaHandle<'a>,
+                rkyv::rancor::Error,
+            >,
+        >,
+{
+    let bytes = match rkyv::to_bytes::<rkyv::rancor::Error>(value) {
+        Ok(b) => b,
+        // Serialising plain little-endian fields into memory has no failure mode.
+        Err(e) => unreachable!("archiving a fixed-size record failed: {e}"),
+    };
+    let mut out = [0u8; N];
+    out.copy_from_slice(&bytes);
+    out
+}
+
+fn level_desc(level: &LevelOut<'_>, offset: usize) -> [u8; LEVEL_LEN] {
+    let g = &level.geo;
+    archive(&LevelDesc {
+        region_offset: u64_le::from_native(offset as u64),
+        region_len: u64_le::from_native(g.table_bytes() as u64),
+        num_buckets: u64_le::from_native(g.num_buckets()),
+        item_count: u64_le::from_native(level.len),
+        capacity: u64_le::from_native(level.capacity),
+        target_fpr: f64_le::from_native(level.target_fpr),
+        bucket_size: g.bucket_size() as u8,
+        fingerprint_bits: g.fp_bits() as u8,
+        encoding: g.encoding().code(),
+        reserved0: 0,
+        region_crc: u32_le::from_native(crc32fast::hash(level.table)),
+        reserved: u64_le::from_native(0),
+    })
+}
+
+/// Header and level table of `file` (FORMAT.md §4, §5); the regions follow them unchanged.
+pub(crate) fn encode_head(file: &FileOut<'_>) -> Vec<u8> {
+    let levels = file.levels;
+    let total = file_len(levels.iter().map(|l| l.table.len()));
+    let mut table = Vec::with_capacity(LEVEL_LEN * levels.len());
+    let mut offset = HEADER_LEN + LEVEL_LEN * levels.len();
+    for level in levels {
+        debug_assert_eq!(level.table.len(), level.geo.table_bytes());
+        table.extend_from_slice(&level_desc(level, offset));
+        offset += level.table.len();
+    }
+    let chain = file.chain.unwrap_or(ChainParams {
+        growth_factor: 0.0,
+        tightening: 0.0,
+        max_levels: 0,
+        max_bytes: 0,
+    });
+    let mut head: [u8; HEADER_LEN] = archive(&FileHeader {
+        magic: MAGIC,
+        version: u32_le::from_native(VERSION),
+        header_len: u32_le::from_native(HEADER_LEN as u32),
+        file_len: u64_le::from_native(total as u64),
+        level_count: u32_le::from_native(levels.len() as u32),
+        flags: u32_le::from_native(if file.chain.is_some() { FLAG_CHAIN } else { 0 }),
+        hash: u32_le::from_native(HASH_SCHEME),
+        max_kicks: u32_le::from_native(file.max_kicks),
+        seed: u64_le::from_native(file.seed),
+        target_fpr: f64_le::from_native(file.target_fpr),
+        growth_factor: f64_le::from_native(chain.growth_factor),
+        tightening: f64_le::from_native(chain.tightening),
+        max_levels: u32_le::from_native(chain.max_levels),
+        reserved0: u32_le::from_native(0),
+        max_bytes: u64_le::from_native(chain.max_bytes),
+        item_count: u64_le::from_native(levels.iter().map(|l| l.len).sum()),
+        reserved: [0; 24],
+        levels_crc: u32_le::from_native(crc32fast::hash(&table)),
+        header_crc: u32_le::from_native(0),
+    });
+    let crc = crc32fast::hash(&head[..HEADER_CRC_OFFSET]);
+    head[HEADER_CRC_OFFSET..].copy_from_slice(&crc.to_le_bytes());
+    let mut out = Vec::with_capacity(HEADER_LEN + table.len());
+    out.extend_from_slice(&head);
+    out.extend_from_slice(&table);
+    out
+}
+
+/// Writes `file` to `w`: header, level table, then every region as it is in memory.
+pub(crate) fn write(file: &FileOut<'_>, w: &mut dyn Write) -> io::Result<()> {
+    w.write_all(&encode_head(file))?;
+    for level in file.levels {
+        w.write_all(level.table)?;
+    }
+    Ok(())
+}
+
+/// The whole file in memory.
+pub(crate) fn to_bytes(file: &FileOut<'_>) -> Vec<u8> {
+    let mut out = encode_head(file);
+    out.reserve_exact(file.levels.iter().map(|l| l.table.len()).sum());
+    for level in file.levels {
+        out.extend_from_slice(level.table);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    #[test]
+    fn archived_layouts_match_format_md() {
+        assert_eq!(size_of::<ArchivedFileHeader>(), HEADER_LEN);
+        assert_eq!(offset_of!(ArchivedFileHeader, version), 8);
+        assert_eq!(offset_of!(ArchivedFileHeader, header_len), 12);
+        assert_eq!(offset_of!(ArchivedFileHeader, file_len), 16);
+        assert_eq!(offset_of!(ArchivedFileHeader, level_count), 24);
+        assert_eq!(offset_of!(ArchivedFileHeader, flags), 28);
+        assert_eq!(offset_of!(ArchivedFileHeader, hash), 32);
+        assert_eq!(offset_of!(ArchivedFileHeader, max_kicks), 36);
+        assert_eq!(offset_of!(ArchivedFileHeader, seed), 40);
+        assert_eq!(offset_of!(ArchivedFileHeader, target_fpr), 48);
+        assert_eq!(offset_of!(ArchivedFileHeader, growth_factor), 56);
+        assert_eq!(offset_of!(ArchivedFileHeader, tightening), 64);
+        assert_eq!(offset_of!(ArchivedFileHeader, max_levels), 72);
+        assert_eq!(offset_of!(ArchivedFileHeader, reserved0), 76);
+        assert_eq!(offset_of!(ArchivedFileHeader, max_bytes), 80);
+        assert_eq!(offset_of!(ArchivedFileHeader, item_count), 88);
+        assert_eq!(offset_of!(ArchivedFileHeader, reserved), 96);
+        assert_eq!(offset_of!(ArchivedFileHeader, levels_crc), 120);
+        assert_eq!(
+            offset_of!(ArchivedFileHeader, header_crc),
+            HEADER_CRC_OFFSET
+        );
+
+        assert_eq!(size_of::<ArchivedLevelDesc>(), LEVEL_LEN);
+        assert_eq!(offset_of!(ArchivedLevelDesc, region_len), 8);
+        assert_eq!(offset_of!(ArchivedLevelDesc, num_buckets), 16);
+        assert_eq!(offset_of!(ArchivedLevelDesc, item_count), 24);
+        assert_eq!(offset_of!(ArchivedLevelDesc, capacity), 32);
+        assert_eq!(offset_of!(ArchivedLevelDesc, target_fpr), 40);
+        assert_eq!(offset_of!(ArchivedLevelDesc, bucket_size), 48);
+        assert_eq!(offset_of!(ArchivedLevelDesc, fingerprint_bits), 49);
+        assert_eq!(offset_of!(ArchivedLevelDesc, encoding), 50);
+        assert_eq!(offset_of!(ArchivedLevelDesc, reserved0), 51);
+        assert_eq!(offset_of!(ArchivedLevelDesc, region_crc), 52);
+        assert_eq!(offset_of!(ArchivedLevelDesc, reserved), 56);
+    }
+
+    #[test]
+    fn crc32_is_the_iso_hdlc_crc() {
+        // The check value FORMAT.md gives.
+        assert_eq!(crc32fast::hash(b"123456789"), 0xCBF4_3926);
+    }
+
+    #[test]
+    fn header_fields_are_little_endian_at_their_offsets() {
+        let geo = Geometry::new(2, 4, 16, crate::Encoding::Plain).unwrap();
+        let table = vec![0u8; geo.table_bytes()];
+        let level = LevelOut {
+            geo,
+            len: 0,
+            capacity: 7,
+            target_fpr: 0.01,
+            table: &table,
+        };
+        let file = FileOut {
+            seed: 0x0102_0304_0506_0708,
+            max_kicks: 500,
+            target_fpr: 0.01,
+            chain: None,
+            levels: std::slice::from_ref(&level),
+        };
+        let b = to_bytes(&file);
+        assert_eq!(b.len(), 128 + 64 + 64);
+        assert_eq!(&b[0..8], b"CUCKOSST");
+        assert_eq!(&b[8..12], &[1, 0, 0, 0]);
+        assert_eq!(&b[12..16], &[128, 0, 0, 0]);
+        assert_eq!(&b[16..24], &256u64.to_le_bytes());
+        assert_eq!(&b[24..28], &[1, 0, 0, 0]);
+        assert_eq!(&b[36..40], &500u32.to_le_bytes());
+        assert_eq!(&b[40..48], &[8, 7, 6, 5, 4, 3, 2, 1]);
+        assert_eq!(&b[48..56], &0.01f64.to_le_bytes());
+        assert_eq!(&b[120..124], &crc32fast::hash(&b[128..192]).to_le_bytes());
+        assert_eq!(&b[124..128], &crc32fast::hash(&b[..124]).to_le_bytes());
+        // Level 0: region right after the table, 64 bytes, 2 buckets of 4 x 16 bits.
+        assert_eq!(&b[128..136], &192u64.to_le_bytes());
+        assert_eq!(&b[136..144], &64u64.to_le_bytes());
+        assert_eq!(&b[144..152], &2u64.to_le_bytes());
+        assert_eq!(&b[160..168], &7u64.to_le_bytes());
+        assert_eq!(&b[176..179], &[4, 16, 0]);
+        assert_eq!(&b[180..184], &crc32fast::hash(&[0u8; 64]).to_le_bytes());
+    }
 }

@@ -24,6 +24,23 @@ pub enum Encoding {
     Plain,
 }
 
+impl Encoding {
+    /// The `encoding` code of a level descriptor (FORMAT.md §5).
+    pub(crate) const fn code(self) -> u8 {
+        match self {
+            Encoding::Plain => 0,
+        }
+    }
+
+    /// The encoding with descriptor code `code`, if this build knows it.
+    pub(crate) const fn from_code(code: u8) -> Option<Encoding> {
+        match code {
+            0 => Some(Encoding::Plain),
+            _ => None,
+        }
+    }
+}
+
 /// The bucket sizes the table supports.
 pub(crate) const BUCKET_SIZES: [u32; 3] = [2, 4, 8];
 
@@ -238,17 +255,40 @@ impl Geometry {
         false
     }
 
-    /// Occupied slots in the whole table (a full scan).
-    #[cfg(test)]
-    pub(crate) fn count_occupied(&self, t: &[u8]) -> u64 {
-        let mut n = 0;
-        for i in 0..self.num_buckets {
-            for s in 0..self.bucket_size {
-                n += (self.get(t, i, s) != 0) as u64;
-            }
-        }
-        n
+    /// Bytes holding buckets, `m · B`; the rest of the region, up to the next multiple of 64, is
+    /// zero padding.
+    #[inline]
+    pub(crate) const fn used_bytes(&self) -> usize {
+        self.num_buckets as usize * self.bucket_bytes
     }
+}
+
+/// Occupied (nonzero) slots in a region of `g.table_bytes()` bytes, zero padding included:
+/// a full scan, 64 bytes per SIMD compare.
+pub(crate) fn count_occupied(g: &Geometry, region: &[u8]) -> u64 {
+    use wide::{u8x64, u16x32, u32x16};
+    let mut empty = 0u64;
+    let lines = region.chunks_exact(CACHE_LINE);
+    let total_slots = (lines.len() * CACHE_LINE / g.slot_bytes) as u64;
+    for line in lines {
+        let mut buf = [0u8; CACHE_LINE];
+        buf.copy_from_slice(line);
+        empty += match g.slot_bytes {
+            1 => bytemuck::cast::<_, u8x64>(buf)
+                .simd_eq(u8x64::ZERO)
+                .to_bitmask()
+                .count_ones(),
+            2 => bytemuck::cast::<_, u16x32>(buf)
+                .simd_eq(u16x32::ZERO)
+                .to_bitmask()
+                .count_ones(),
+            _ => bytemuck::cast::<_, u32x16>(buf)
+                .simd_eq(u32x16::ZERO)
+                .to_bitmask()
+                .count_ones(),
+        } as u64;
+    }
+    total_slots - empty
 }
 
 /// `1 − (1 − 1/(2^f − 1))^(2b)`: the false-positive rate of a lookup whose two candidate
@@ -349,7 +389,7 @@ mod tests {
         let t = buf.bytes();
         assert_eq!(&t[60..64], &[4, 3, 2, 1]);
         assert_eq!(g.get(t, 3, 3), 0x0102_0304);
-        assert_eq!(g.count_occupied(t), 1);
+        assert_eq!(count_occupied(&g, t), 1);
         assert!(buf.bytes().as_ptr() as usize % CACHE_LINE == 0);
     }
 
