@@ -173,6 +173,18 @@ impl Config {
     }
 }
 
+impl Config {
+    /// The false-positive target recorded with a filter of geometry `geo` built from this
+    /// configuration: the configured rate, or the width's bound when the width was set
+    /// explicitly.
+    pub(crate) fn target_fpr(&self, geo: &Geometry) -> f64 {
+        match self.fingerprint_bits {
+            Some(_) => geo.fpr_bound(),
+            None => self.fpr,
+        }
+    }
+}
+
 /// The narrowest plain fingerprint width whose full-bucket false-positive rate is at most
 /// `fpr`.
 fn width_for_fpr(bucket_size: u32, fpr: f64) -> Result<u32> {

@@ -3,10 +3,13 @@
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::format;
+use crate::format::{self, FileOut, LevelOut, decode};
 use crate::hash::{self, KeyHash, SplitMix64};
+use crate::persist;
 use crate::table::{Encoding, Geometry, TableBuf};
 use crate::view::{FilterRef, Slot, locate};
+use std::io::Write;
+use std::path::Path;
 
 /// A cuckoo filter (Fan et al., CoNEXT 2014) with partial-key cuckoo hashing: an approximate
 /// set of byte-string keys that answers "certainly absent" or "probably present", supports
@@ -31,6 +34,10 @@ pub struct CuckooFilter {
     seed: u64,
     max_kicks: u32,
     len: u64,
+    /// The number of items the filter was sized for (persisted; informative).
+    sized_for: u64,
+    /// The false-positive target it was configured with (persisted; informative).
+    target_fpr: f64,
     table: TableBuf,
     /// Scratch for the relocation walk, so a failed insert can be undone. Not part of the
     /// filter's value.
@@ -65,6 +72,8 @@ impl CuckooFilter {
             seed: config.seed,
             max_kicks: config.max_kicks,
             len: 0,
+            sized_for: config.capacity as u64,
+            target_fpr: config.target_fpr(&geo),
             table: TableBuf::zeroed(geo.table_bytes())?,
             undo: Vec::new(),
         })
@@ -468,7 +477,116 @@ impl CuckooFilter {
     /// assert!(bits_per_item < 17.5);
     /// ```
     pub fn size_in_bytes(&self) -> usize {
-        format::file_len(self.geo.table_bytes())
+        format::file_len([self.geo.table_bytes()])
+    }
+
+    /// The filter as a level of a file.
+    fn level_out(&self) -> LevelOut<'_> {
+        LevelOut {
+            geo: self.geo,
+            len: self.len,
+            capacity: self.sized_for,
+            target_fpr: self.target_fpr,
+            table: self.table.bytes(),
+        }
+    }
+
+    /// Runs `f` on the filter's file description (FORMAT.md).
+    fn with_file<R>(&self, f: impl FnOnce(&FileOut<'_>) -> R) -> R {
+        let level = self.level_out();
+        f(&FileOut {
+            seed: self.seed,
+            max_kicks: self.max_kicks,
+            target_fpr: self.target_fpr,
+            chain: None,
+            levels: std::slice::from_ref(&level),
+        })
+    }
+
+    /// The filter's file bytes (FORMAT.md): header, level table and the bucket region exactly
+    /// as held in memory. Same seed and same operations give the same bytes.
+    ///
+    /// ```
+    /// use cuckoo_sst::CuckooFilter;
+    /// let mut f = CuckooFilter::with_capacity(100);
+    /// f.insert(b"k")?;
+    /// let bytes = f.to_bytes();
+    /// assert_eq!(bytes.len(), f.size_in_bytes());
+    /// assert_eq!(CuckooFilter::from_bytes(&bytes)?, f);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.with_file(format::to_bytes)
+    }
+
+    /// Writes the bytes of [`to_bytes`](Self::to_bytes) to `w` (for a filter block inside an
+    /// SSTable, say), without building them in memory first.
+    ///
+    /// ```
+    /// use cuckoo_sst::CuckooFilter;
+    /// let f = CuckooFilter::with_capacity(100);
+    /// let mut block = Vec::new();
+    /// f.write_to(&mut block)?;
+    /// assert_eq!(block, f.to_bytes());
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn write_to<W: Write>(&self, mut w: W) -> Result<()> {
+        self.with_file(|file| format::write(file, &mut w))?;
+        Ok(())
+    }
+
+    /// Saves the filter to `path`, atomically and durably: the bytes go to a temporary file in
+    /// the same directory, which is fsynced and renamed over `path`, then the directory is
+    /// fsynced. A crash leaves either the old file or the complete new one; an error (a failed
+    /// write or fsync included) returns before the rename, leaving `path` untouched.
+    ///
+    /// ```
+    /// use cuckoo_sst::{CuckooFilter, MappedFilter};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("000001.filter");
+    /// let mut f = CuckooFilter::with_capacity(100);
+    /// f.insert(b"k")?;
+    /// f.save(&path)?;
+    /// assert!(MappedFilter::open(&path)?.contains(b"k"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        persist::save_atomic(path.as_ref(), |w| {
+            self.with_file(|file| format::write(file, w))
+        })
+    }
+
+    /// An owned, mutable filter from file bytes (FORMAT.md), checked completely: header,
+    /// every field, every checksum. The bucket region is copied; inserts and removes work as
+    /// before it was saved.
+    ///
+    /// ```
+    /// use cuckoo_sst::{CuckooFilter, Error};
+    /// let mut f = CuckooFilter::with_capacity(100);
+    /// f.insert(b"a")?;
+    /// let mut g = CuckooFilter::from_bytes(&f.to_bytes())?;
+    /// g.insert(b"b")?;
+    /// assert!(g.contains(b"a") && g.contains(b"b"));
+    ///
+    /// let mut damaged = f.to_bytes();
+    /// damaged[200] ^= 1;
+    /// assert!(matches!(CuckooFilter::from_bytes(&damaged), Err(Error::ChecksumMismatch { .. })));
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<CuckooFilter> {
+        let (meta, level) = decode::parse_single(bytes)?;
+        let mut table = TableBuf::zeroed(level.geo.table_bytes())?;
+        table.bytes_mut().copy_from_slice(&bytes[level.region()]);
+        Ok(CuckooFilter {
+            geo: level.geo,
+            seed: meta.seed,
+            max_kicks: meta.max_kicks,
+            len: level.len,
+            sized_for: level.capacity,
+            target_fpr: level.target_fpr,
+            table,
+            undo: Vec::new(),
+        })
     }
 }
 
@@ -478,6 +596,8 @@ impl PartialEq for CuckooFilter {
             && self.seed == other.seed
             && self.max_kicks == other.max_kicks
             && self.len == other.len
+            && self.sized_for == other.sized_for
+            && self.target_fpr.to_bits() == other.target_fpr.to_bits()
             && self.table == other.table
     }
 }
@@ -522,7 +642,7 @@ mod tests {
         for i in (0..5000).step_by(3) {
             assert!(f.remove(&key(i)));
         }
-        assert_eq!(f.geo.count_occupied(f.table.bytes()), f.len);
+        assert_eq!(crate::table::count_occupied(&f.geo, f.table.bytes()), f.len);
     }
 
     #[test]

@@ -56,6 +56,8 @@ mod error;
 mod filter;
 mod format;
 mod hash;
+mod mmap;
+mod persist;
 mod prefetch;
 mod table;
 mod view;
@@ -64,6 +66,7 @@ pub use config::{Config, DEFAULT_BUCKET_SIZE, DEFAULT_FPR, DEFAULT_MAX_KICKS, DE
 pub use error::{Error, Result};
 pub use filter::CuckooFilter;
 pub use hash::KeyHash;
+pub use mmap::MappedFilter;
 pub use table::Encoding;
 pub use view::FilterRef;
 

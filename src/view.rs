@@ -1,5 +1,7 @@
 //! `FilterRef`: the borrowed, read-only view every lookup path ends in.
 
+use crate::error::Result;
+use crate::format::decode;
 use crate::hash::{self, KeyHash};
 use crate::prefetch::prefetch;
 use crate::table::{Encoding, Geometry, kernel};
@@ -66,6 +68,33 @@ impl<'a> FilterRef<'a> {
         }
     }
 
+    /// A view over the bytes of a single-filter file (FORMAT.md) — a filter block inside an
+    /// SSTable, say — checked completely first: header, every field, every checksum. The
+    /// slice may start at any address. Lookups then read the bucket region in place.
+    ///
+    /// A file holding a growable chain of several levels gives [`Error::MultiLevel`](crate::Error::MultiLevel); open it
+    /// with [`MappedFilter`](crate::MappedFilter).
+    ///
+    /// ```
+    /// use cuckoo_sst::{CuckooFilter, FilterRef};
+    /// let mut f = CuckooFilter::with_capacity(100);
+    /// f.insert(b"k")?;
+    /// let mut block = vec![0u8; 3]; // an SSTable block, at an odd offset
+    /// f.write_to(&mut block)?;
+    /// let view = FilterRef::from_bytes(&block[3..])?;
+    /// assert!(view.contains(b"k"));
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<FilterRef<'a>> {
+        let (meta, level) = decode::parse_single(bytes)?;
+        Ok(FilterRef::new(
+            level.geo,
+            meta.seed,
+            level.len,
+            &bytes[level.region()],
+        ))
+    }
+
     /// Whether `key` may be in the filter: `false` means certainly absent.
     ///
     /// ```
@@ -111,8 +140,17 @@ impl<'a> FilterRef<'a> {
     /// ```
     pub fn contains_batch(&self, hashes: &[KeyHash], out: &mut [bool]) {
         const GROUP: usize = 16;
-        assert_eq!(hashes.len(), out.len(), "contains_batch: one output per hash");
-        let mut slots = [Slot { i1: 0, i2: 0, fp: 0, seeded: 0 }; GROUP];
+        assert_eq!(
+            hashes.len(),
+            out.len(),
+            "contains_batch: one output per hash"
+        );
+        let mut slots = [Slot {
+            i1: 0,
+            i2: 0,
+            fp: 0,
+            seeded: 0,
+        }; GROUP];
         for (hs, os) in hashes.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
             for (slot, &h) in slots.iter_mut().zip(hs) {
                 *slot = locate(&self.geo, self.seed, h);
