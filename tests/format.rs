@@ -1,0 +1,520 @@
+//! The file format: round trips, every byte flipped, every truncation, crafted files whose
+//! checksums are right but whose fields lie, misaligned slices, reproducibility, and a reader
+//! written from FORMAT.md alone that must agree with the crate.
+
+use cuckoo_sst::{Config, CuckooFilter, Error, FilterRef, KeyHash, MappedFilter};
+use std::path::PathBuf;
+
+fn key(i: u64) -> [u8; 8] {
+    i.to_le_bytes()
+}
+
+fn filled(config: Config, n: u64) -> CuckooFilter {
+    let mut f = CuckooFilter::new(config).unwrap();
+    for i in 0..n {
+        f.insert(&key(i)).unwrap();
+    }
+    f
+}
+
+fn tmp() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("filter.cksst");
+    (dir, path)
+}
+
+/// Every way of reading the bytes must reject them, without panicking.
+fn assert_rejected(bytes: &[u8], what: &str) {
+    assert!(
+        FilterRef::from_bytes(bytes).is_err(),
+        "FilterRef::from_bytes accepted {what}"
+    );
+    assert!(
+        CuckooFilter::from_bytes(bytes).is_err(),
+        "CuckooFilter::from_bytes accepted {what}"
+    );
+    let (_dir, path) = tmp();
+    std::fs::write(&path, bytes).unwrap();
+    assert!(
+        MappedFilter::open(&path).is_err(),
+        "MappedFilter::open accepted {what}"
+    );
+    if let Ok(m) = MappedFilter::open_unverified(&path) {
+        assert!(m.verify().is_err(), "verify accepted {what}");
+        assert!(!m.is_verified());
+        // Damaged buckets are never used to say "absent".
+        assert!(m.contains(b"anything at all") && m.count(b"x") == 1 && m.level(0).is_none());
+    }
+}
+
+#[test]
+fn round_trip_gives_the_same_answers_on_every_path() {
+    let n = 100_000;
+    for config in [
+        Config::new(n as usize),
+        Config::new(n as usize)
+            .bucket_size(8)
+            .fingerprint_bits(8)
+            .seed(3),
+        Config::new(n as usize)
+            .bucket_size(2)
+            .fingerprint_bits(32)
+            .seed(4),
+    ] {
+        let mut f = filled(config, n);
+        for i in (0..n).step_by(10) {
+            assert!(f.remove(&key(i)));
+        }
+        let (_dir, path) = tmp();
+        f.save(&path).unwrap();
+        let bytes = f.to_bytes();
+        let mut written = Vec::new();
+        f.write_to(&mut written).unwrap();
+        assert_eq!(bytes, written);
+        assert_eq!(bytes, std::fs::read(&path).unwrap());
+        assert_eq!(bytes.len(), f.size_in_bytes());
+
+        let mapped = MappedFilter::open(&path).unwrap();
+        let view = FilterRef::from_bytes(&bytes).unwrap();
+        let owned = CuckooFilter::from_bytes(&bytes).unwrap();
+        assert_eq!(owned, f);
+        assert_eq!(mapped.len(), f.len());
+        assert_eq!(view.len(), f.len());
+        assert_eq!(mapped.expected_fpr(), f.expected_fpr());
+        assert_eq!(mapped.seed(), f.seed());
+        for i in 0..2 * n {
+            let h = KeyHash::of(&key(i));
+            let want = f.contains_hash(h);
+            assert_eq!(mapped.contains_hash(h), want, "key {i}");
+            assert_eq!(view.contains_hash(h), want, "key {i}");
+            assert_eq!(owned.contains_hash(h), want, "key {i}");
+            assert_eq!(mapped.count_hash(h), f.count_hash(h), "key {i}");
+        }
+    }
+}
+
+#[test]
+fn a_reopened_filter_keeps_working() {
+    let mut f = filled(Config::new(10_000).seed(8), 5_000);
+    let mut g = CuckooFilter::from_bytes(&f.to_bytes()).unwrap();
+    for i in 5_000..9_000 {
+        f.insert(&key(i)).unwrap();
+        g.insert(&key(i)).unwrap();
+    }
+    for i in 0..3_000 {
+        assert_eq!(f.remove(&key(i)), g.remove(&key(i)));
+    }
+    assert_eq!(f, g);
+    assert_eq!(f.to_bytes(), g.to_bytes());
+}
+
+#[test]
+fn same_seed_same_inserts_same_bytes() {
+    let a = filled(Config::new(50_000).seed(9), 49_000).to_bytes();
+    let b = filled(Config::new(50_000).seed(9), 49_000).to_bytes();
+    assert_eq!(a, b);
+    let c = filled(Config::new(50_000).seed(10), 49_000).to_bytes();
+    assert_ne!(a, c);
+}
+
+#[test]
+fn every_flipped_byte_is_rejected() {
+    let f = filled(Config::new(40).fingerprint_bits(16).seed(1), 30);
+    let good = f.to_bytes();
+    assert!(good.len() > 250, "{}", good.len());
+    for i in 0..good.len() {
+        for mask in [0x01u8, 0x80, 0xFF] {
+            let mut bad = good.clone();
+            bad[i] ^= mask;
+            assert_rejected(&bad, &format!("byte {i} ^ {mask:#04x}"));
+        }
+    }
+}
+
+#[test]
+fn every_truncation_and_any_appended_byte_is_rejected() {
+    let good = filled(Config::new(40).seed(1), 30).to_bytes();
+    for len in 0..good.len() {
+        assert_rejected(&good[..len], &format!("the first {len} bytes"));
+        match FilterRef::from_bytes(&good[..len]) {
+            Err(Error::Truncated { .. }) => {}
+            other => panic!("truncated to {len}: {other:?}"),
+        }
+    }
+    for extra in [1usize, 7, 64, 4096] {
+        let mut long = good.clone();
+        long.resize(good.len() + extra, 0);
+        assert_rejected(&long, &format!("{extra} appended bytes"));
+        assert!(matches!(
+            FilterRef::from_bytes(&long),
+            Err(Error::TrailingBytes { .. })
+        ));
+    }
+}
+
+#[test]
+fn specific_errors_for_specific_damage() {
+    let good = filled(Config::new(40).seed(1), 30).to_bytes();
+    assert!(matches!(
+        FilterRef::from_bytes(&[]),
+        Err(Error::Truncated {
+            expected: 128,
+            found: 0
+        })
+    ));
+    assert!(matches!(
+        FilterRef::from_bytes(b"hello"),
+        Err(Error::BadMagic { .. })
+    ));
+    assert!(matches!(
+        FilterRef::from_bytes(b"CUCKO"),
+        Err(Error::Truncated { .. })
+    ));
+    let mut bad = good.clone();
+    bad[0] = b'X';
+    assert!(matches!(
+        FilterRef::from_bytes(&bad),
+        Err(Error::BadMagic { .. })
+    ));
+    let mut future = good.clone();
+    future[8] = 2;
+    match FilterRef::from_bytes(&future) {
+        Err(
+            e @ Error::UnsupportedVersion {
+                found: 2,
+                supported: 1,
+            },
+        ) => {
+            assert!(e.to_string().contains("newer"))
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut region = good.clone();
+    let last = region.len() - 1;
+    region[last - 70] ^= 4;
+    assert!(matches!(
+        FilterRef::from_bytes(&region),
+        Err(Error::ChecksumMismatch { .. })
+    ));
+
+    let (_dir, path) = tmp();
+    std::fs::write(&path, b"").unwrap();
+    assert!(matches!(
+        MappedFilter::open(&path),
+        Err(Error::Truncated { .. })
+    ));
+    match MappedFilter::open(_dir.path().join("missing")) {
+        Err(e @ Error::Io(_)) => assert!(std::error::Error::source(&e).is_some()),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Rewrites the checksums of a file after a field was changed, following FORMAT.md §6, so that
+/// the field checks behind the checksums are what rejects it.
+fn resign(b: &mut [u8]) {
+    let levels = u32::from_le_bytes(b[24..28].try_into().unwrap()) as usize;
+    let levels = levels.min((b.len() - 128) / 64);
+    for k in 0..levels {
+        let d = 128 + 64 * k;
+        let off = u64::from_le_bytes(b[d..d + 8].try_into().unwrap());
+        let len = u64::from_le_bytes(b[d + 8..d + 16].try_into().unwrap());
+        if let (Ok(off), Ok(len)) = (usize::try_from(off), usize::try_from(len)) {
+            if let Some(region) = off.checked_add(len).and_then(|end| b.get(off..end)) {
+                let crc = crc32fast::hash(region);
+                b[d + 52..d + 56].copy_from_slice(&crc.to_le_bytes());
+            }
+        }
+    }
+    let crc = crc32fast::hash(&b[128..128 + 64 * levels]);
+    b[120..124].copy_from_slice(&crc.to_le_bytes());
+    let crc = crc32fast::hash(&b[..124]);
+    b[124..128].copy_from_slice(&crc.to_le_bytes());
+}
+
+fn put_u64(b: &mut [u8], at: usize, v: u64) {
+    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+fn put_u32(b: &mut [u8], at: usize, v: u32) {
+    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+#[test]
+fn lying_fields_with_valid_checksums_are_rejected() {
+    let good = filled(Config::new(40).seed(1), 30).to_bytes();
+    let mut resigned = good.clone();
+    resign(&mut resigned);
+    assert_eq!(resigned, good, "resign() reproduces the writer's checksums");
+
+    type Patch = fn(&mut Vec<u8>);
+    let cases: Vec<(&str, Patch)> = vec![
+        ("file_len too large", |b| {
+            let n = b.len() as u64;
+            put_u64(b, 16, n + 64)
+        }),
+        ("file_len too small", |b| {
+            let n = b.len() as u64;
+            put_u64(b, 16, n - 64)
+        }),
+        ("file_len huge", |b| put_u64(b, 16, u64::MAX)),
+        ("level_count 0", |b| put_u32(b, 24, 0)),
+        ("level_count 2 without the chain flag", |b| {
+            put_u32(b, 24, 2)
+        }),
+        ("level_count huge", |b| put_u32(b, 24, u32::MAX)),
+        ("unknown flag", |b| put_u32(b, 28, 2)),
+        ("unknown hash", |b| put_u32(b, 32, 2)),
+        ("header_len", |b| put_u32(b, 12, 64)),
+        ("target_fpr NaN", |b| put_u64(b, 48, f64::NAN.to_bits())),
+        ("target_fpr 0", |b| put_u64(b, 48, 0)),
+        ("chain field without the flag", |b| {
+            put_u64(b, 56, 2f64.to_bits())
+        }),
+        ("reserved header byte", |b| b[100] = 1),
+        ("item_count", |b| put_u64(b, 88, 31)),
+        ("region_offset", |b| put_u64(b, 128, 256)),
+        ("region_len", |b| put_u64(b, 136, 128)),
+        ("num_buckets odd", |b| put_u64(b, 144, 13)),
+        ("num_buckets 0", |b| put_u64(b, 144, 0)),
+        ("num_buckets huge", |b| put_u64(b, 144, 1 << 40)),
+        ("num_buckets overflowing bytes", |b| {
+            put_u64(b, 144, u64::MAX - 1)
+        }),
+        ("level item_count above slots", |b| put_u64(b, 152, 1 << 20)),
+        ("level item_count vs occupied slots", |b| {
+            put_u64(b, 152, 29);
+            put_u64(b, 88, 29);
+        }),
+        ("bucket_size 3", |b| b[176] = 3),
+        ("bucket_size 0", |b| b[176] = 0),
+        ("fingerprint_bits 12", |b| b[177] = 12),
+        ("fingerprint_bits 0", |b| b[177] = 0),
+        ("encoding 9", |b| b[178] = 9),
+        ("reserved level byte", |b| b[179] = 1),
+        ("level target_fpr 2", |b| put_u64(b, 168, 2f64.to_bits())),
+        ("nonzero padding", |b| {
+            let last = b.len() - 1;
+            b[last] = 1;
+            put_u64(b, 152, 31);
+            put_u64(b, 88, 31);
+        }),
+    ];
+    for (what, patch) in cases {
+        let mut bad = good.clone();
+        patch(&mut bad);
+        resign(&mut bad);
+        assert_ne!(bad, good, "{what}: the patch changed nothing");
+        assert_rejected(&bad, what);
+        match FilterRef::from_bytes(&bad) {
+            Err(
+                e @ (Error::Corrupt { .. } | Error::Truncated { .. } | Error::TrailingBytes { .. }),
+            ) => {
+                println!("{what}: {e}")
+            }
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn slices_at_any_alignment_work() {
+    let f = filled(Config::new(1000).seed(5), 900);
+    let bytes = f.to_bytes();
+    let mut buf = vec![0u8; bytes.len() + 64];
+    for shift in 0..64 {
+        buf[shift..shift + bytes.len()].copy_from_slice(&bytes);
+        let view = FilterRef::from_bytes(&buf[shift..shift + bytes.len()]).unwrap();
+        for i in 0..1000 {
+            assert_eq!(
+                view.contains(&key(i)),
+                f.contains(&key(i)),
+                "shift {shift} key {i}"
+            );
+        }
+        assert_eq!(
+            CuckooFilter::from_bytes(&buf[shift..shift + bytes.len()]).unwrap(),
+            f
+        );
+    }
+}
+
+#[test]
+fn unverified_open_defers_the_region_checks() {
+    let f = filled(Config::new(1000).seed(5), 900);
+    let (_dir, path) = tmp();
+    f.save(&path).unwrap();
+    let m = MappedFilter::open_unverified(&path).unwrap();
+    assert!(!m.is_verified());
+    assert_eq!(m.len(), 900);
+    // The first lookup verifies.
+    assert!(m.contains(&key(3)));
+    assert!(m.is_verified());
+    m.verify().unwrap();
+
+    // Damage the buckets: the header still opens, verify fails, lookups say "maybe".
+    let mut bytes = f.to_bytes();
+    let at = bytes.len() - 100;
+    bytes[at] ^= 0x10;
+    std::fs::write(&path, &bytes).unwrap();
+    let m = MappedFilter::open_unverified(&path).unwrap();
+    assert!(matches!(m.verify(), Err(Error::ChecksumMismatch { .. })));
+    assert!((0..1000).all(|i| m.contains(&key(1_000_000 + i))));
+    assert!(matches!(
+        MappedFilter::open(&path),
+        Err(Error::ChecksumMismatch { .. })
+    ));
+}
+
+#[test]
+fn multi_level_bytes_are_refused_by_single_filter_readers() {
+    // A chain file is built by hand from a single filter's levels (FORMAT.md §1).
+    let f = filled(Config::new(40).seed(1), 30);
+    let one = f.to_bytes();
+    let region = &one[192..];
+    let mut b = Vec::new();
+    b.extend_from_slice(&one[..128]);
+    for k in 0..2u64 {
+        let mut d = one[128..192].to_vec();
+        put_u64(&mut d, 0, 256 + k * region.len() as u64);
+        b.extend_from_slice(&d);
+    }
+    b.extend_from_slice(region);
+    b.extend_from_slice(region);
+    put_u32(&mut b, 24, 2);
+    put_u32(&mut b, 28, 1); // chain flag
+    let n = b.len() as u64;
+    put_u64(&mut b, 16, n);
+    put_u64(&mut b, 56, 2f64.to_bits());
+    put_u64(&mut b, 64, 0.5f64.to_bits());
+    put_u64(&mut b, 88, 60);
+    resign(&mut b);
+    assert!(matches!(
+        FilterRef::from_bytes(&b),
+        Err(Error::MultiLevel { levels: 2 })
+    ));
+    assert!(matches!(
+        CuckooFilter::from_bytes(&b),
+        Err(Error::MultiLevel { levels: 2 })
+    ));
+    let (_dir, path) = tmp();
+    std::fs::write(&path, &b).unwrap();
+    let m = MappedFilter::open(&path).unwrap();
+    assert_eq!(m.levels(), 2);
+    assert_eq!(m.len(), 60);
+    assert!((0..30).all(|i| m.contains(&key(i))));
+    assert_eq!(m.count(&key(0)), 2);
+}
+
+/// A reader written from FORMAT.md alone (it uses the crate for nothing but the bytes).
+mod spec {
+    pub struct Level<'a> {
+        pub m: u64,
+        pub b: usize,
+        pub f: u32,
+        pub region: &'a [u8],
+    }
+
+    pub fn levels(file: &[u8]) -> (u64, Vec<Level<'_>>) {
+        let u64_at = |o: usize| u64::from_le_bytes(file[o..o + 8].try_into().unwrap());
+        let count = u32::from_le_bytes(file[24..28].try_into().unwrap()) as usize;
+        let levels = (0..count)
+            .map(|k| {
+                let d = 128 + 64 * k;
+                let (off, len) = (u64_at(d) as usize, u64_at(d + 8) as usize);
+                Level {
+                    m: u64_at(d + 16),
+                    b: file[d + 48] as usize,
+                    f: file[d + 49] as u32,
+                    region: &file[off..off + len],
+                }
+            })
+            .collect();
+        (u64_at(40), levels)
+    }
+
+    fn fmix64(mut x: u64) -> u64 {
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xFF51AFD7ED558CCD);
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xC4CEB9FE1A85EC53);
+        x ^ (x >> 33)
+    }
+
+    fn range(x: u64, n: u64) -> u64 {
+        ((x & 0xFFFF_FFFF) * n) >> 32
+    }
+
+    pub fn contains(seed: u64, level: &Level<'_>, key: &[u8]) -> bool {
+        let h = fmix64(xxhash_rust::xxh3::xxh3_64(key) ^ seed);
+        let m = level.m;
+        let i1 = range(h >> 32, m);
+        let fp = range(h & 0xFFFF_FFFF, (1u64 << level.f) - 1) + 1;
+        let o = 2 * range((fp.wrapping_mul(0x9E3779B97F4A7C15)) >> 32, m / 2) + 1;
+        let i2 = (o + m - i1) % m;
+        let w = level.f as usize / 8;
+        [i1, i2].iter().any(|&i| {
+            (0..level.b).any(|s| {
+                let at = i as usize * level.b * w + s * w;
+                let mut v = [0u8; 8];
+                v[..w].copy_from_slice(&level.region[at..at + w]);
+                u64::from_le_bytes(v) == fp
+            })
+        })
+    }
+}
+
+#[test]
+fn a_reader_written_from_format_md_agrees() {
+    for (b, bits) in [(2, 8), (4, 16), (8, 32), (4, 8)] {
+        let f = filled(
+            Config::new(20_000)
+                .bucket_size(b)
+                .fingerprint_bits(bits)
+                .seed(77),
+            19_000,
+        );
+        let bytes = f.to_bytes();
+        let (seed, levels) = spec::levels(&bytes);
+        assert_eq!(seed, 77);
+        assert_eq!(levels.len(), 1);
+        for i in 0..60_000 {
+            let k = key(i);
+            assert_eq!(
+                spec::contains(seed, &levels[0], &k),
+                f.contains(&k),
+                "b={b} f={bits} {i}"
+            );
+        }
+    }
+}
+
+/// `tests/data/golden-v1.cksst` pins the version-1 bytes: a filter of capacity 64, buckets of
+/// 4, 8-bit fingerprints, seed 42, holding the keys `key-0` … `key-49`. Any change to the hash,
+/// the layout or the header fails here; such a change needs a new version (FORMAT.md §9).
+#[test]
+fn golden_file_pins_the_bytes_and_answers() {
+    let golden = include_bytes!("data/golden-v1.cksst");
+    let mut f =
+        CuckooFilter::new(Config::new(64).fingerprint_bits(8).bucket_size(4).seed(42)).unwrap();
+    for i in 0..50 {
+        f.insert(format!("key-{i}").as_bytes()).unwrap();
+    }
+    assert_eq!(f.to_bytes(), golden.to_vec(), "the writer's bytes changed");
+    let view = FilterRef::from_bytes(golden).unwrap();
+    assert_eq!(view.len(), 50);
+    assert_eq!(view.num_buckets(), 24);
+    assert!((0..50).all(|i| view.contains(format!("key-{i}").as_bytes())));
+    // The absent keys among `other-0` … `other-999` that the golden filter reports present.
+    let false_positives: Vec<u32> = (0..1000)
+        .filter(|i| view.contains(format!("other-{i}").as_bytes()))
+        .collect();
+    assert_eq!(
+        false_positives, GOLDEN_FALSE_POSITIVES,
+        "the reader's answers changed"
+    );
+}
+
+const GOLDEN_FALSE_POSITIVES: &[u32] = &[
+    53, 101, 102, 109, 115, 135, 162, 208, 288, 298, 319, 581, 601, 636, 734, 807, 874, 882, 966,
+    968,
+];
