@@ -118,7 +118,12 @@ fn lookups(c: &mut Criterion) {
             let mut g = c.benchmark_group(group);
             g.throughput(Throughput::Elements(PROBES as u64));
             g.bench_function(BenchmarkId::new("sst-f16", name), |b| {
-                b.iter(|| window().iter().filter(|k| f16.contains(black_box(&k[..]))).count())
+                b.iter(|| {
+                    window()
+                        .iter()
+                        .filter(|k| f16.contains(black_box(&k[..])))
+                        .count()
+                })
             });
             let mut hashes = vec![KeyHash::of(b""); PROBES];
             let mut out = vec![false; PROBES];
@@ -132,10 +137,20 @@ fn lookups(c: &mut Criterion) {
                 })
             });
             g.bench_function(BenchmarkId::new("sst-f8", name), |b| {
-                b.iter(|| window().iter().filter(|k| f8.contains(black_box(&k[..]))).count())
+                b.iter(|| {
+                    window()
+                        .iter()
+                        .filter(|k| f8.contains(black_box(&k[..])))
+                        .count()
+                })
             });
             g.bench_function(BenchmarkId::new("cuckoofilter", name), |b| {
-                b.iter(|| window().iter().filter(|k| cf.contains(black_box(*k))).count())
+                b.iter(|| {
+                    window()
+                        .iter()
+                        .filter(|k| cf.contains(black_box(*k)))
+                        .count()
+                })
             });
             g.finish();
         }

@@ -82,8 +82,8 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
-    /// The bytes hold a growable chain of several levels where a single filter was expected.
-    MultiLevel {
+    /// The bytes hold a growable filter (a chain of levels) where a single filter was expected.
+    Growable {
         /// Levels in the file.
         levels: u32,
     },
@@ -161,9 +161,9 @@ impl fmt::Display for Error {
             Error::Corrupt { field, reason } => {
                 write!(f, "filter file is invalid: {field}: {reason}; rebuild it")
             }
-            Error::MultiLevel { levels } => write!(
+            Error::Growable { levels } => write!(
                 f,
-                "the bytes hold a growable filter of {levels} levels, not a single filter; open \
+                "the bytes hold a growable filter ({levels} levels), not a single filter; open \
                  them with MappedFilter or ScalableCuckooFilter"
             ),
         }

@@ -6,23 +6,35 @@
 //! skips the disk read of every table that certainly does not hold the key. Unlike a Bloom
 //! filter it supports removal and counting, and below about 3 % false positives it is smaller.
 //!
-//! ```
-//! use cuckoo_sst::{Config, CuckooFilter, KeyHash};
+//! Build a filter when an SSTable is written, save it beside the table, and map it when the
+//! table is opened:
 //!
-//! // Size for the keys of one SSTable, at 0.1 % false positives.
+//! ```
+//! use cuckoo_sst::{Config, CuckooFilter, KeyHash, MappedFilter};
+//!
+//! // Flush: size for the table's keys, at 0.1 % false positives.
 //! let mut filter = CuckooFilter::new(Config::new(100_000).false_positive_rate(0.001))?;
 //! for i in 0..100_000u32 {
 //!     filter.insert(&i.to_be_bytes())?;
 //! }
-//! // No false negatives, ever.
-//! assert!((0..100_000u32).all(|i| filter.contains(&i.to_be_bytes())));
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("000123.filter");
+//! filter.save(&path)?; // atomic: old file or new file, never a torn one
 //!
-//! // Hash a key once, probe any number of filters.
+//! // Open: map the file, check it, query it in place.
+//! let mapped = MappedFilter::open(&path)?;
+//! assert!((0..100_000u32).all(|i| mapped.contains(&i.to_be_bytes()))); // no false negatives
+//!
+//! // A point lookup hashes the key once and asks every table's filter.
 //! let h = KeyHash::of(&7u32.to_be_bytes());
-//! assert!(filter.contains_hash(h));
-//! assert!(filter.expected_fpr() <= 0.001);
-//! # Ok::<(), cuckoo_sst::Error>(())
+//! assert!(mapped.contains_hash(h));
+//! assert!(mapped.expected_fpr() <= 0.001);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! The same bytes can live inside another file: [`CuckooFilter::write_to`] appends them to an
+//! SSTable, and [`FilterRef::from_bytes`] checks and queries them in place, at any alignment.
+//! The byte layout is specified in `FORMAT.md`.
 //!
 //! # Space and false positives
 //!
@@ -47,7 +59,11 @@
 //!   `std::hash`, so a stored filter answers the same in every release and on every platform.
 //! * **Any size.** Tables have exactly as many buckets as the capacity needs; the alternate
 //!   bucket is `(offset(fp) − i) mod m`, an involution for every `m`.
-//! * **Deterministic.** The same seed and the same operations give byte-identical tables.
+//! * **Deterministic.** The same seed and the same operations give byte-identical tables and
+//!   files.
+//! * **Hard to break.** Every header field is checked against the file's length, every byte is
+//!   covered by a CRC-32, and a damaged file gives a specific [`Error`] — never a panic, and
+//!   never an "absent" answer from bytes that were not checked.
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 

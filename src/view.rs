@@ -72,7 +72,7 @@ impl<'a> FilterRef<'a> {
     /// SSTable, say — checked completely first: header, every field, every checksum. The
     /// slice may start at any address. Lookups then read the bucket region in place.
     ///
-    /// A file holding a growable chain of several levels gives [`Error::MultiLevel`](crate::Error::MultiLevel); open it
+    /// A file holding a growable chain of several levels gives [`Error::Growable`](crate::Error::Growable); open it
     /// with [`MappedFilter`](crate::MappedFilter).
     ///
     /// ```

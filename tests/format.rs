@@ -292,6 +292,9 @@ fn lying_fields_with_valid_checksums_are_rejected() {
         ("encoding 9", |b| b[178] = 9),
         ("reserved level byte", |b| b[179] = 1),
         ("level target_fpr 2", |b| put_u64(b, 168, 2f64.to_bits())),
+        ("level target_fpr differs from the header's", |b| {
+            put_u64(b, 168, 0.5f64.to_bits())
+        }),
         ("nonzero padding", |b| {
             let last = b.len() - 1;
             b[last] = 1;
@@ -388,15 +391,32 @@ fn multi_level_bytes_are_refused_by_single_filter_readers() {
     put_u64(&mut b, 64, 0.5f64.to_bits());
     put_u64(&mut b, 88, 60);
     resign(&mut b);
+    let (_dir, path) = tmp();
     assert!(matches!(
         FilterRef::from_bytes(&b),
-        Err(Error::MultiLevel { levels: 2 })
+        Err(Error::Growable { levels: 2 })
     ));
+
     assert!(matches!(
         CuckooFilter::from_bytes(&b),
-        Err(Error::MultiLevel { levels: 2 })
+        Err(Error::Growable { levels: 2 })
     ));
-    let (_dir, path) = tmp();
+    // One level, but with the chain flag: still not a single filter.
+    let mut one_level_chain = one.clone();
+    put_u32(&mut one_level_chain, 28, 1);
+    put_u64(&mut one_level_chain, 56, 2f64.to_bits());
+    put_u64(&mut one_level_chain, 64, 0.5f64.to_bits());
+    resign(&mut one_level_chain);
+    std::fs::write(&path, &one_level_chain).unwrap();
+    assert_eq!(MappedFilter::open(&path).unwrap().levels(), 1);
+    assert!(matches!(
+        FilterRef::from_bytes(&one_level_chain),
+        Err(Error::Growable { levels: 1 })
+    ));
+    assert!(matches!(
+        CuckooFilter::from_bytes(&one_level_chain),
+        Err(Error::Growable { levels: 1 })
+    ));
     std::fs::write(&path, &b).unwrap();
     let m = MappedFilter::open(&path).unwrap();
     assert_eq!(m.levels(), 2);

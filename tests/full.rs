@@ -182,7 +182,9 @@ fn contains_batch_matches_contains() {
         f.insert(&key(9, i)).unwrap();
     }
     // Present and absent keys interleaved; 8-bit fingerprints give plenty of false positives.
-    let hashes: Vec<KeyHash> = (0..10_000).map(|i| KeyHash::of(&key(9, i * 7 % 10_007))).collect();
+    let hashes: Vec<KeyHash> = (0..10_000)
+        .map(|i| KeyHash::of(&key(9, i * 7 % 10_007)))
+        .collect();
     for len in [0, 1, 15, 16, 17, 33, 1000, 10_000] {
         let mut out = vec![false; len];
         f.contains_batch(&hashes[..len], &mut out);

@@ -256,6 +256,19 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
             format!("the regions end at {offset}, the file at {file_len}"),
         ));
     }
+    if chain.is_none() {
+        if let Some(level) = levels.first() {
+            if level.target_fpr.to_bits() != target_fpr.to_bits() {
+                return Err(Error::corrupt(
+                    "target_fpr",
+                    format!(
+                        "{target_fpr}, but the filter's level says {}",
+                        level.target_fpr
+                    ),
+                ));
+            }
+        }
+    }
     let item_count = h.item_count.to_native();
     if items != item_count {
         return Err(Error::corrupt(
@@ -374,13 +387,14 @@ pub(crate) fn verify_regions(bytes: &[u8], meta: &FileMeta) -> Result<()> {
     Ok(())
 }
 
-/// A whole single-level file, checked completely (steps 1–7): its metadata and its level.
+/// A whole single-filter file (no chain flag), checked completely (steps 1–7): its metadata and
+/// its level.
 pub(crate) fn parse_single(bytes: &[u8]) -> Result<(FileMeta, LevelMeta)> {
     let meta = parse(bytes)?;
     let level = match meta.levels.as_slice() {
-        [level] => *level,
+        [level] if meta.chain.is_none() => *level,
         levels => {
-            return Err(Error::MultiLevel {
+            return Err(Error::Growable {
                 levels: levels.len() as u32,
             });
         }
