@@ -2,14 +2,17 @@
 //! bucket size and fingerprint width.
 
 use crate::error::{Error, Result};
-use crate::table::{self, Encoding, Geometry, PLAIN_WIDTHS};
+use crate::table::{self, BUCKET_SIZES, Encoding, Geometry, PLAIN_WIDTHS};
 
 /// The default target false-positive rate: 1 %.
 pub const DEFAULT_FPR: f64 = 0.01;
-/// The default number of slots per bucket.
+/// The number of slots per bucket when a fingerprint width is given without one.
 pub const DEFAULT_BUCKET_SIZE: usize = 4;
 /// The default bound on relocations per insert (the paper's value).
 pub const DEFAULT_MAX_KICKS: u32 = 500;
+/// The largest accepted `max_kicks`. A failed insert walks that far and back, and keeps one
+/// 16-byte undo record per step; beyond a few thousand steps the load gained is negligible.
+pub const MAX_KICKS_LIMIT: u32 = 1 << 16;
 /// The default seed.
 pub const DEFAULT_SEED: u64 = 0x6375_636B_6F6F_7373; // "cuckooss"
 
@@ -40,25 +43,31 @@ const fn spare(bucket_size: u32) -> (f64, f64) {
 /// Settings for a filter: how many items it must hold, how wrong it may be, and how it is laid
 /// out. Everything but `capacity` has a default.
 ///
-/// Either give a target false-positive rate and let the crate choose the fingerprint width, or
-/// set the width yourself with [`fingerprint_bits`](Config::fingerprint_bits).
+/// Either give a target false-positive rate and let the crate choose the layout — the bucket
+/// size, fingerprint width and [`Encoding`] that meet it in the fewest bits per item — or fix
+/// any of them yourself; the crate then chooses among what is left.
 ///
 /// ```
-/// use cuckoo_sst::{Config, CuckooFilter};
+/// use cuckoo_sst::{Config, CuckooFilter, Encoding};
 ///
-/// let f = CuckooFilter::new(
-///     Config::new(1_000_000).false_positive_rate(0.001).bucket_size(4).seed(7),
-/// )?;
+/// let f = CuckooFilter::new(Config::new(1_000_000).false_positive_rate(0.001).seed(7))?;
 /// assert!(f.expected_fpr() <= 0.001);
 /// assert_eq!(f.bucket_size(), 4);
+/// assert_eq!((f.fingerprint_bits(), f.encoding()), (13, Encoding::SemiSorted));
+///
+/// // The fastest lookups: whole-byte slots.
+/// let plain = Config::new(1_000_000).false_positive_rate(0.001).encoding(Encoding::Plain);
+/// let g = CuckooFilter::new(plain)?;
+/// assert_eq!((g.bucket_size(), g.fingerprint_bits()), (8, 16));
 /// # Ok::<(), cuckoo_sst::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     pub(crate) capacity: usize,
     pub(crate) fpr: f64,
-    pub(crate) bucket_size: usize,
+    pub(crate) bucket_size: Option<usize>,
     pub(crate) fingerprint_bits: Option<u32>,
+    pub(crate) encoding: Option<Encoding>,
     pub(crate) seed: u64,
     pub(crate) max_kicks: u32,
 }
@@ -77,20 +86,23 @@ impl Config {
         Config {
             capacity,
             fpr: DEFAULT_FPR,
-            bucket_size: DEFAULT_BUCKET_SIZE,
+            bucket_size: None,
             fingerprint_bits: None,
+            encoding: None,
             seed: DEFAULT_SEED,
             max_kicks: DEFAULT_MAX_KICKS,
         }
     }
 
-    /// The target false-positive rate, in `(0, 1)`; default 1 %. The crate picks the narrowest
-    /// fingerprint whose rate, with both candidate buckets full, is at most this.
+    /// The target false-positive rate, in `(0, 1)`; default 1 %. The crate picks the layout
+    /// with the fewest bits per item whose rate, with both candidate buckets full, is at most
+    /// this (see the table in the crate documentation).
     ///
     /// ```
     /// use cuckoo_sst::{Config, CuckooFilter};
     /// let f = CuckooFilter::new(Config::new(1000).false_positive_rate(0.2))?;
-    /// assert_eq!(f.fingerprint_bits(), 8);
+    /// assert!(f.expected_fpr() <= 0.2);
+    /// assert!(f.fingerprint_bits() < 8);
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn false_positive_rate(mut self, fpr: f64) -> Config {
@@ -98,8 +110,9 @@ impl Config {
         self
     }
 
-    /// Slots per bucket: 2, 4 (default) or 8. Larger buckets reach higher occupancy but need
-    /// one more fingerprint bit for the same false-positive rate.
+    /// Slots per bucket: 2, 4 or 8 (by default chosen with the rest of the layout; 4 when only
+    /// a width is given). Larger buckets reach higher occupancy but need one more fingerprint
+    /// bit for the same false-positive rate.
     ///
     /// ```
     /// use cuckoo_sst::{Config, CuckooFilter};
@@ -108,12 +121,30 @@ impl Config {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn bucket_size(mut self, bucket_size: usize) -> Config {
-        self.bucket_size = bucket_size;
+        self.bucket_size = Some(bucket_size);
         self
     }
 
-    /// An explicit fingerprint width (8, 16 or 32 bits); overrides the choice made from the
-    /// false-positive rate.
+    /// The bucket encoding. By default it is chosen with the rest of the layout; with an
+    /// explicit width, 8/16/32-bit fingerprints are [`Encoding::Plain`] and other widths
+    /// [`Encoding::Packed`].
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, CuckooFilter, Encoding};
+    /// let c = Config::new(1000).fingerprint_bits(12).encoding(Encoding::SemiSorted);
+    /// let f = CuckooFilter::new(c)?;
+    /// assert_eq!((f.encoding(), f.fingerprint_bits(), f.bucket_size()), (Encoding::SemiSorted, 12, 4));
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn encoding(mut self, encoding: Encoding) -> Config {
+        self.encoding = Some(encoding);
+        self
+    }
+
+    /// An explicit fingerprint width, 7 to 32 bits (8, 16 or 32 with the plain encoding);
+    /// overrides the choice made from the false-positive rate. Narrower fingerprints are
+    /// refused: they leave each bucket so few possible alternates that large tables could not
+    /// be filled to the load they are sized for.
     ///
     /// ```
     /// use cuckoo_sst::{Config, CuckooFilter};
@@ -141,7 +172,7 @@ impl Config {
     }
 
     /// The most relocations one insert may make before it gives up with
-    /// [`Error::Full`](crate::Error::Full); default 500.
+    /// [`Error::Full`](crate::Error::Full); default 500, at most [`MAX_KICKS_LIMIT`].
     ///
     /// ```
     /// use cuckoo_sst::{Config, CuckooFilter};
@@ -156,24 +187,57 @@ impl Config {
 
     /// Checks every setting and derives the table geometry.
     pub(crate) fn geometry(&self) -> Result<Geometry> {
-        let b = match self.bucket_size {
-            2 | 4 | 8 => self.bucket_size as u32,
-            other => {
+        if self.max_kicks > MAX_KICKS_LIMIT {
+            return Err(Error::invalid(
+                "max_kicks",
+                format!("{} is more than {MAX_KICKS_LIMIT}", self.max_kicks),
+            ));
+        }
+        let (b, f, encoding) = self.layout()?;
+        Geometry::new(buckets_for(self.capacity, b)?, b, f, encoding)
+    }
+
+    /// The bucket size, width and encoding: the ones set, and for the rest the choice with the
+    /// fewest bits per item that meets the false-positive target.
+    fn layout(&self) -> Result<(u32, u32, Encoding)> {
+        let bucket_size = match self.bucket_size {
+            None => None,
+            Some(b @ (2 | 4 | 8)) => Some(b as u32),
+            Some(other) => {
                 return Err(Error::invalid(
                     "bucket_size",
                     format!("{other} is not supported; use 2, 4 or 8"),
                 ));
             }
         };
-        let fp_bits = match self.fingerprint_bits {
-            Some(bits) => bits,
-            None => width_for_fpr(b, self.fpr)?,
-        };
-        Geometry::new(buckets_for(self.capacity, b)?, b, fp_bits, Encoding::Plain)
+        if let Some(f) = self.fingerprint_bits {
+            let b = bucket_size.unwrap_or(DEFAULT_BUCKET_SIZE as u32);
+            let e = self.encoding.unwrap_or(if PLAIN_WIDTHS.contains(&f) {
+                Encoding::Plain
+            } else {
+                Encoding::Packed
+            });
+            return Ok((b, f, e));
+        }
+        let fpr = self.fpr;
+        if !(fpr > 0.0 && fpr < 1.0) {
+            return Err(Error::invalid(
+                "false_positive_rate",
+                format!("{fpr} is not a rate in (0, 1); use e.g. 0.01 for 1 %"),
+            ));
+        }
+        choose_layout(fpr, bucket_size, self.encoding).ok_or_else(|| {
+            Error::invalid(
+                "false_positive_rate",
+                format!(
+                    "{fpr} cannot be reached with the layouts allowed (32-bit fingerprints reach \
+                     {:.3e} with buckets of 2); allow a wider choice or a higher rate",
+                    table::fpr_bound(2, 32)
+                ),
+            )
+        })
     }
-}
 
-impl Config {
     /// The false-positive target recorded with a filter of geometry `geo` built from this
     /// configuration: the configured rate, or the width's bound when the width was set
     /// explicitly.
@@ -185,28 +249,34 @@ impl Config {
     }
 }
 
-/// The narrowest plain fingerprint width whose full-bucket false-positive rate is at most
-/// `fpr`.
-fn width_for_fpr(bucket_size: u32, fpr: f64) -> Result<u32> {
-    if !(fpr > 0.0 && fpr < 1.0) {
-        return Err(Error::invalid(
-            "false_positive_rate",
-            format!("{fpr} is not a rate in (0, 1); use e.g. 0.01 for 1 %"),
-        ));
-    }
-    PLAIN_WIDTHS
+/// The layout with the fewest bits per item (at the sizing load) whose full-bucket
+/// false-positive bound is at most `fpr`, among the bucket sizes and encodings allowed. Ties go
+/// to buckets of 4, then to the simpler encoding.
+pub(crate) fn choose_layout(
+    fpr: f64,
+    bucket_size: Option<u32>,
+    encoding: Option<Encoding>,
+) -> Option<(u32, u32, Encoding)> {
+    let mut best: Option<(f64, (u32, u32, Encoding))> = None;
+    for b in [4, 8, 2]
         .into_iter()
-        .find(|&f| table::fpr_bound(bucket_size, f) <= fpr)
-        .ok_or_else(|| {
-            Error::invalid(
-                "false_positive_rate",
-                format!(
-                    "{fpr} is below what 32-bit fingerprints reach with {bucket_size}-slot buckets \
-                 ({:.3e})",
-                    table::fpr_bound(bucket_size, 32)
-                ),
-            )
-        })
+        .filter(|&b| bucket_size.is_none_or(|x| x == b))
+    {
+        for e in Encoding::ALL
+            .into_iter()
+            .filter(|&e| encoding.is_none_or(|x| x == e))
+        {
+            let width = e.widths(b).find(|&f| table::fpr_bound(b, f) <= fpr);
+            if let Some(f) = width {
+                let bits = e.bucket_bits(b, f) as f64 / b as f64 / sizing_load(b);
+                if best.is_none_or(|(cost, _)| bits < cost) {
+                    best = Some((bits, (b, f, e)));
+                }
+            }
+        }
+    }
+    debug_assert!(best.is_none_or(|(_, (b, _, _))| BUCKET_SIZES.contains(&b)));
+    best.map(|(_, layout)| layout)
 }
 
 /// Buckets for `capacity` items at the sizing load of `bucket_size`, plus spares.
@@ -247,6 +317,7 @@ mod tests {
             Config::new(10).fingerprint_bits(0),
             Config::new(10).fingerprint_bits(33),
             Config::new(10).fingerprint_bits(u32::MAX),
+            Config::new(10).max_kicks(MAX_KICKS_LIMIT + 1),
             Config::new(usize::MAX),
         ];
         for c in bad {
@@ -258,17 +329,48 @@ mod tests {
     }
 
     #[test]
-    fn width_follows_the_fpr() {
-        assert_eq!(width_for_fpr(4, 0.5).unwrap(), 8);
-        // b=4, f=8 reaches 1 − (254/255)^8 ≈ 3.09 %.
-        assert_eq!(width_for_fpr(4, 0.031).unwrap(), 8);
-        assert_eq!(width_for_fpr(4, 0.030).unwrap(), 16);
-        assert_eq!(width_for_fpr(4, 0.01).unwrap(), 16);
-        // b=4, f=16 reaches ≈ 1.22e-4.
-        assert_eq!(width_for_fpr(4, 1.3e-4).unwrap(), 16);
-        assert_eq!(width_for_fpr(4, 1.2e-4).unwrap(), 32);
-        assert_eq!(width_for_fpr(2, 0.016).unwrap(), 8);
-        assert_eq!(width_for_fpr(2, 0.015).unwrap(), 16);
+    fn layout_follows_the_fpr() {
+        use Encoding::*;
+        // The paper's sweet spot: semi-sorted buckets of 4, f = ceil(log2(2b/ε)) or so.
+        assert_eq!(choose_layout(0.01, None, None), Some((4, 10, SemiSorted)));
+        assert_eq!(choose_layout(0.001, None, None), Some((4, 13, SemiSorted)));
+        assert_eq!(choose_layout(1e-4, None, None), Some((4, 17, SemiSorted)));
+        assert_eq!(choose_layout(1e-5, None, None), Some((4, 20, SemiSorted)));
+        // Plain: the narrowest byte width. b=4, f=8 reaches 1 − (254/255)^8 ≈ 3.09 %.
+        assert_eq!(
+            choose_layout(0.031, Some(4), Some(Plain)),
+            Some((4, 8, Plain))
+        );
+        assert_eq!(
+            choose_layout(0.030, Some(4), Some(Plain)),
+            Some((4, 16, Plain))
+        );
+        assert_eq!(
+            choose_layout(1.3e-4, Some(4), Some(Plain)),
+            Some((4, 16, Plain))
+        );
+        assert_eq!(
+            choose_layout(1.2e-4, Some(4), Some(Plain)),
+            Some((4, 32, Plain))
+        );
+        assert_eq!(
+            choose_layout(0.016, Some(2), Some(Plain)),
+            Some((2, 8, Plain))
+        );
+        // A fixed bucket size or encoding restricts the choice.
+        assert_eq!(choose_layout(0.01, Some(8), None), Some((8, 11, Packed)));
+        assert_eq!(
+            choose_layout(0.01, None, Some(Packed)),
+            Some((4, 10, Packed))
+        );
+        assert_eq!(choose_layout(0.01, Some(2), Some(SemiSorted)), None);
+        assert_eq!(choose_layout(1e-12, None, None), None);
+        // Every choice meets its target.
+        for &fpr in &[0.5, 0.2, 0.05, 0.01, 1e-3, 1e-4, 1e-6, 1e-8] {
+            let (b, f, _) = choose_layout(fpr, None, None).unwrap();
+            assert!(table::fpr_bound(b, f) <= fpr);
+            assert!(f >= table::MIN_FP_BITS);
+        }
     }
 
     #[test]

@@ -44,11 +44,12 @@ pub struct CuckooFilter {
     undo: Vec<Kick>,
 }
 
-/// One relocation: a fingerprint was written into `slot` of `bucket`.
+/// One relocation: `written` was put into `slot` of `bucket`, displacing another fingerprint.
 #[derive(Clone, Copy, Debug)]
 struct Kick {
-    bucket: u64,
+    bucket: u32,
     slot: u32,
+    written: u32,
 }
 
 impl CuckooFilter {
@@ -213,18 +214,24 @@ impl CuckooFilter {
             let slot = rng.below(b as u64) as u32;
             let victim = g.get(t, bucket, slot);
             g.set(t, bucket, slot, homeless);
-            self.undo.push(Kick { bucket, slot });
+            self.undo.push(Kick {
+                bucket: bucket as u32, // m ≤ 2^32, so an index fits
+                slot,
+                written: homeless,
+            });
             homeless = victim;
             bucket = hash::alt_bucket(bucket, homeless, m);
             if g.try_put(t, bucket, bucket, homeless) {
                 return Ok(());
             }
         }
-        // Walk back: each step puts the fingerprint it displaced back where it was.
+        // Walk back: each step puts the fingerprint it displaced back in place of the one it
+        // wrote (in the same slot: plain and packed bytes come back exactly, and a semi-sorted
+        // bucket is canonical).
         for k in self.undo.iter().rev() {
-            let placed = g.get(t, k.bucket, k.slot);
-            g.set(t, k.bucket, k.slot, homeless);
-            homeless = placed;
+            let restored = g.replace(t, k.bucket as u64, k.slot, k.written, homeless);
+            debug_assert!(restored, "the walk's bucket lost what it wrote");
+            homeless = k.written;
         }
         debug_assert_eq!(homeless, s.fp);
         Err(Error::Full {
@@ -403,7 +410,8 @@ impl CuckooFilter {
     /// Fingerprint width in bits.
     ///
     /// ```
-    /// assert_eq!(cuckoo_sst::CuckooFilter::with_capacity(10).fingerprint_bits(), 16);
+    /// // The default 1 % target: 10-bit fingerprints.
+    /// assert_eq!(cuckoo_sst::CuckooFilter::with_capacity(10).fingerprint_bits(), 10);
     /// ```
     #[inline]
     pub fn fingerprint_bits(&self) -> u32 {
@@ -414,7 +422,7 @@ impl CuckooFilter {
     ///
     /// ```
     /// use cuckoo_sst::{CuckooFilter, Encoding};
-    /// assert_eq!(CuckooFilter::with_capacity(10).encoding(), Encoding::Plain);
+    /// assert_eq!(CuckooFilter::with_capacity(10).encoding(), Encoding::SemiSorted);
     /// ```
     #[inline]
     pub fn encoding(&self) -> Encoding {
@@ -642,12 +650,25 @@ mod tests {
         for i in (0..5000).step_by(3) {
             assert!(f.remove(&key(i)));
         }
-        assert_eq!(crate::table::count_occupied(&f.geo, f.table.bytes()), f.len);
+        assert_eq!(crate::table::scan(&f.geo, f.table.bytes()), Ok(f.len));
     }
 
     #[test]
     fn failed_walk_restores_the_exact_bytes() {
-        let mut f = CuckooFilter::new(Config::new(2000).seed(3)).unwrap();
+        for (encoding, bits) in [
+            (Encoding::Plain, 16),
+            (Encoding::Packed, 11),
+            (Encoding::SemiSorted, 9),
+        ] {
+            let c = Config::new(2000)
+                .seed(3)
+                .encoding(encoding)
+                .fingerprint_bits(bits);
+            fill_until_failures(CuckooFilter::new(c).unwrap());
+        }
+    }
+
+    fn fill_until_failures(mut f: CuckooFilter) {
         let mut i = 0;
         let mut failures = 0;
         while failures < 50 {

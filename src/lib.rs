@@ -78,7 +78,9 @@ mod prefetch;
 mod table;
 mod view;
 
-pub use config::{Config, DEFAULT_BUCKET_SIZE, DEFAULT_FPR, DEFAULT_MAX_KICKS, DEFAULT_SEED};
+pub use config::{
+    Config, DEFAULT_BUCKET_SIZE, DEFAULT_FPR, DEFAULT_MAX_KICKS, DEFAULT_SEED, MAX_KICKS_LIMIT,
+};
 pub use error::{Error, Result};
 pub use filter::CuckooFilter;
 pub use hash::KeyHash;

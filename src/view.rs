@@ -248,7 +248,7 @@ impl<'a> FilterRef<'a> {
     ///
     /// ```
     /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
-    /// assert_eq!(f.as_filter_ref().fingerprint_bits(), 16);
+    /// assert_eq!(f.as_filter_ref().fingerprint_bits(), 10);
     /// ```
     #[inline]
     pub fn fingerprint_bits(&self) -> u32 {
@@ -259,7 +259,7 @@ impl<'a> FilterRef<'a> {
     ///
     /// ```
     /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
-    /// assert_eq!(f.as_filter_ref().encoding(), cuckoo_sst::Encoding::Plain);
+    /// assert_eq!(f.as_filter_ref().encoding(), cuckoo_sst::Encoding::SemiSorted);
     /// ```
     #[inline]
     pub fn encoding(&self) -> Encoding {
@@ -299,6 +299,22 @@ impl<'a> FilterRef<'a> {
     #[inline]
     pub fn expected_fpr(&self) -> f64 {
         self.geo.fpr_bound()
+    }
+
+    /// The average number of distinct 64-byte cache lines one lookup reads (both buckets),
+    /// with the region starting on a cache line, as a mapped file's does. Plain buckets never
+    /// straddle a line, so it is exactly 2; bit-packed buckets sometimes do.
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, CuckooFilter, Encoding};
+    /// let plain = CuckooFilter::new(Config::new(1000).encoding(Encoding::Plain))?;
+    /// assert_eq!(plain.as_filter_ref().cache_lines_per_lookup(), 2.0);
+    /// let semi = CuckooFilter::new(Config::new(1000).encoding(Encoding::SemiSorted))?;
+    /// assert!(semi.as_filter_ref().cache_lines_per_lookup() < 2.3);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn cache_lines_per_lookup(&self) -> f64 {
+        2.0 * self.geo.lines_per_bucket()
     }
 
     /// The false-positive rate expected at the current load `α`:

@@ -2,7 +2,7 @@
 //! checksums are right but whose fields lie, misaligned slices, reproducibility, and a reader
 //! written from FORMAT.md alone that must agree with the crate.
 
-use cuckoo_sst::{Config, CuckooFilter, Error, FilterRef, KeyHash, MappedFilter};
+use cuckoo_sst::{Config, CuckooFilter, Encoding, Error, FilterRef, KeyHash, MappedFilter};
 use std::path::PathBuf;
 
 fn key(i: u64) -> [u8; 8] {
@@ -119,14 +119,21 @@ fn same_seed_same_inserts_same_bytes() {
 
 #[test]
 fn every_flipped_byte_is_rejected() {
-    let f = filled(Config::new(40).fingerprint_bits(16).seed(1), 30);
-    let good = f.to_bytes();
-    assert!(good.len() > 250, "{}", good.len());
-    for i in 0..good.len() {
-        for mask in [0x01u8, 0x80, 0xFF] {
-            let mut bad = good.clone();
-            bad[i] ^= mask;
-            assert_rejected(&bad, &format!("byte {i} ^ {mask:#04x}"));
+    for config in [
+        Config::new(40).fingerprint_bits(16),
+        Config::new(40).fingerprint_bits(11).bucket_size(2),
+        Config::new(40)
+            .fingerprint_bits(9)
+            .encoding(Encoding::SemiSorted),
+    ] {
+        let good = filled(config.seed(1), 30).to_bytes();
+        assert!(good.len() > 250, "{}", good.len());
+        for i in 0..good.len() {
+            for mask in [0x01u8, 0x80, 0xFF] {
+                let mut bad = good.clone();
+                bad[i] ^= mask;
+                assert_rejected(&bad, &format!("byte {i} ^ {mask:#04x}"));
+            }
         }
     }
 }
@@ -241,7 +248,8 @@ fn put_u32(b: &mut [u8], at: usize, v: u32) {
 
 #[test]
 fn lying_fields_with_valid_checksums_are_rejected() {
-    let good = filled(Config::new(40).seed(1), 30).to_bytes();
+    // Plain 16-bit buckets of 4: a 192-byte region after the 192 bytes of header and table.
+    let good = filled(Config::new(40).fingerprint_bits(16).seed(1), 30).to_bytes();
     let mut resigned = good.clone();
     resign(&mut resigned);
     assert_eq!(resigned, good, "resign() reproduces the writer's checksums");
@@ -264,6 +272,7 @@ fn lying_fields_with_valid_checksums_are_rejected() {
         ("level_count huge", |b| put_u32(b, 24, u32::MAX)),
         ("unknown flag", |b| put_u32(b, 28, 2)),
         ("unknown hash", |b| put_u32(b, 32, 2)),
+        ("max_kicks huge", |b| put_u32(b, 36, u32::MAX)),
         ("header_len", |b| put_u32(b, 12, 64)),
         ("target_fpr NaN", |b| put_u64(b, 48, f64::NAN.to_bits())),
         ("target_fpr 0", |b| put_u64(b, 48, 0)),
@@ -429,8 +438,9 @@ fn multi_level_bytes_are_refused_by_single_filter_readers() {
 mod spec {
     pub struct Level<'a> {
         pub m: u64,
-        pub b: usize,
-        pub f: u32,
+        pub b: u64,
+        pub f: u64,
+        pub encoding: u8,
         pub region: &'a [u8],
     }
 
@@ -443,8 +453,9 @@ mod spec {
                 let (off, len) = (u64_at(d) as usize, u64_at(d + 8) as usize);
                 Level {
                     m: u64_at(d + 16),
-                    b: file[d + 48] as usize,
-                    f: file[d + 49] as u32,
+                    b: file[d + 48] as u64,
+                    f: file[d + 49] as u64,
+                    encoding: file[d + 50],
                     region: &file[off..off + len],
                 }
             })
@@ -464,6 +475,66 @@ mod spec {
         ((x & 0xFFFF_FFFF) * n) >> 32
     }
 
+    /// The `w`-bit field at bit `p`, bit by bit (§3).
+    fn field(region: &[u8], p: u64, w: u64) -> u64 {
+        (0..w).fold(0, |acc, j| {
+            let bit = (region[((p + j) / 8) as usize] >> ((p + j) % 8)) & 1;
+            acc | (bit as u64) << j
+        })
+    }
+
+    /// The nibbles whose rank (§3.3) is `index`, by search.
+    fn unrank(index: u64) -> [u64; 4] {
+        for a in 0..16u64 {
+            for b in a..16 {
+                for c in b..16 {
+                    for d in c..16 {
+                        let (c0, c1, c2, c3) = (a, b + 1, c + 2, d + 3);
+                        let r = c0
+                            + c1 * (c1 - 1) / 2
+                            + c2 * (c2 - 1) * (c2 - 2) / 6
+                            + c3 * (c3 - 1) * (c3 - 2) * (c3 - 3) / 24;
+                        if r == index {
+                            return [a, b, c, d];
+                        }
+                    }
+                }
+            }
+        }
+        panic!("index {index} is invalid")
+    }
+
+    /// The fingerprints of bucket `i`.
+    fn bucket(l: &Level<'_>, i: u64) -> Vec<u64> {
+        match l.encoding {
+            0 => {
+                let w = (l.f / 8) as usize;
+                (0..l.b as usize)
+                    .map(|s| {
+                        let at = i as usize * l.b as usize * w + s * w;
+                        let mut v = [0u8; 8];
+                        v[..w].copy_from_slice(&l.region[at..at + w]);
+                        u64::from_le_bytes(v)
+                    })
+                    .collect()
+            }
+            1 => (0..l.b)
+                .map(|s| field(l.region, (i * l.b + s) * l.f, l.f))
+                .collect(),
+            2 => {
+                let p = i * (4 * l.f - 4);
+                let n = unrank(field(l.region, p, 12));
+                (0..4)
+                    .map(|k| {
+                        let low = field(l.region, p + 12 + k * (l.f - 4), l.f - 4);
+                        (n[k as usize] << (l.f - 4)) + low
+                    })
+                    .collect()
+            }
+            e => panic!("unknown encoding {e}"),
+        }
+    }
+
     pub fn contains(seed: u64, level: &Level<'_>, key: &[u8]) -> bool {
         let h = fmix64(xxhash_rust::xxh3::xxh3_64(key) ^ seed);
         let m = level.m;
@@ -471,38 +542,37 @@ mod spec {
         let fp = range(h & 0xFFFF_FFFF, (1u64 << level.f) - 1) + 1;
         let o = 2 * range((fp.wrapping_mul(0x9E3779B97F4A7C15)) >> 32, m / 2) + 1;
         let i2 = (o + m - i1) % m;
-        let w = level.f as usize / 8;
-        [i1, i2].iter().any(|&i| {
-            (0..level.b).any(|s| {
-                let at = i as usize * level.b * w + s * w;
-                let mut v = [0u8; 8];
-                v[..w].copy_from_slice(&level.region[at..at + w]);
-                u64::from_le_bytes(v) == fp
-            })
-        })
+        bucket(level, i1).contains(&fp) || bucket(level, i2).contains(&fp)
     }
 }
 
 #[test]
 fn a_reader_written_from_format_md_agrees() {
-    for (b, bits) in [(2, 8), (4, 16), (8, 32), (4, 8)] {
-        let f = filled(
-            Config::new(20_000)
-                .bucket_size(b)
-                .fingerprint_bits(bits)
-                .seed(77),
-            19_000,
-        );
+    let layouts = [
+        (2, 8, Encoding::Plain),
+        (4, 16, Encoding::Plain),
+        (8, 32, Encoding::Plain),
+        (2, 7, Encoding::Packed),
+        (4, 11, Encoding::Packed),
+        (8, 27, Encoding::Packed),
+        (4, 7, Encoding::SemiSorted),
+        (4, 10, Encoding::SemiSorted),
+        (4, 32, Encoding::SemiSorted),
+    ];
+    for (b, bits, encoding) in layouts {
+        let config = Config::new(20_000).bucket_size(b).fingerprint_bits(bits);
+        let f = filled(config.encoding(encoding).seed(77), 19_000);
         let bytes = f.to_bytes();
         let (seed, levels) = spec::levels(&bytes);
         assert_eq!(seed, 77);
         assert_eq!(levels.len(), 1);
-        for i in 0..60_000 {
+        for i in 0..30_000 {
             let k = key(i);
+            let want = f.contains(&k);
             assert_eq!(
                 spec::contains(seed, &levels[0], &k),
-                f.contains(&k),
-                "b={b} f={bits} {i}"
+                want,
+                "{encoding:?} b={b} f={bits} {i}"
             );
         }
     }

@@ -1,6 +1,8 @@
 //! A failed insert changes nothing; duplicates fit 2b times; `capacity` distinct keys always fit;
 //! the same seed and operations give the same table.
 
+mod common;
+
 use cuckoo_sst::{Config, CuckooFilter, Error};
 
 fn key(seed: u64, i: u64) -> [u8; 16] {
@@ -14,19 +16,13 @@ fn key(seed: u64, i: u64) -> [u8; 16] {
 /// filter equal (bytes and `len`) to what it was, and every earlier key still found.
 #[test]
 fn failed_inserts_change_nothing() {
-    for (b, bits) in [(2, 8), (4, 16), (8, 8), (4, 32)] {
-        let mut f = CuckooFilter::new(
-            Config::new(4000)
-                .bucket_size(b)
-                .fingerprint_bits(bits)
-                .seed(11),
-        )
-        .unwrap();
+    for layout in common::LAYOUTS {
+        let mut f = CuckooFilter::new(common::config(4000, layout).seed(11)).unwrap();
         let mut inserted = Vec::new();
         let mut failures = 0;
         let mut i = 0u64;
-        while failures < 2000 {
-            let k = key(b as u64, i);
+        while failures < 1000 {
+            let k = key(layout.1 as u64, i);
             i += 1;
             let before = f.clone();
             match f.insert(&k) {
@@ -35,7 +31,7 @@ fn failed_inserts_change_nothing() {
                     failures += 1;
                     assert_eq!(len as usize, f.len());
                     assert_eq!(capacity as usize, f.capacity());
-                    assert!(f == before, "b={b}: failed insert changed the filter");
+                    assert!(f == before, "{layout:?}: failed insert changed the filter");
                 }
                 Err(e) => panic!("{e}"),
             }
@@ -44,69 +40,63 @@ fn failed_inserts_change_nothing() {
         for k in &inserted {
             assert!(
                 f.contains(k),
-                "b={b}: false negative after {failures} failed inserts"
+                "{layout:?}: false negative after failed inserts"
             );
         }
         // The table is nearly full when inserts fail.
-        assert!(f.load_factor() > 0.8, "b={b}: load {}", f.load_factor());
+        assert!(
+            f.load_factor() > 0.8,
+            "{layout:?}: load {}",
+            f.load_factor()
+        );
     }
 }
 
 /// A key fits 2b times (its two buckets); the next insert fails and loses nothing.
 #[test]
 fn a_key_fits_two_buckets_worth_of_copies() {
-    for b in [2usize, 4, 8] {
-        for bits in [8u32, 16, 32] {
-            let mut f =
-                CuckooFilter::new(Config::new(1000).bucket_size(b).fingerprint_bits(bits)).unwrap();
-            for other in 0..300u64 {
-                f.insert(&key(1, other)).unwrap();
-            }
-            for n in 1..=2 * b {
-                f.insert(b"dup").unwrap();
-                assert!(f.count(b"dup") >= n);
-            }
-            let before = f.clone();
-            for _ in 0..3 {
-                assert!(
-                    matches!(f.insert(b"dup"), Err(Error::Full { .. })),
-                    "b={b} f={bits}"
-                );
-                assert!(f == before);
-            }
-            for other in 0..300u64 {
-                assert!(f.contains(&key(1, other)));
-            }
-            for n in (0..2 * b).rev() {
-                assert!(f.remove(b"dup"));
-                assert!(f.count(b"dup") >= n);
-            }
-            assert_eq!(f.len(), 300);
+    for layout in common::LAYOUTS {
+        let b = layout.0;
+        let mut f = CuckooFilter::new(common::config(1000, layout)).unwrap();
+        for other in 0..300u64 {
+            f.insert(&key(1, other)).unwrap();
         }
+        for n in 1..=2 * b {
+            f.insert(b"dup").unwrap();
+            assert!(f.count(b"dup") >= n);
+        }
+        let before = f.clone();
+        for _ in 0..3 {
+            let full = matches!(f.insert(b"dup"), Err(Error::Full { .. }));
+            assert!(full, "{layout:?}");
+            assert!(f == before);
+        }
+        for other in 0..300u64 {
+            assert!(f.contains(&key(1, other)));
+        }
+        for n in (0..2 * b).rev() {
+            assert!(f.remove(b"dup"));
+            assert!(f.count(b"dup") >= n);
+        }
+        assert_eq!(f.len(), 300);
     }
 }
 
-/// Inserting `capacity` distinct keys never fails: every bucket size and width, many sizes
-/// from tiny to a million, several seeds.
+/// Inserting `capacity` distinct keys never fails: every layout, many sizes from tiny to
+/// 100 000, several seeds; and a million keys in the default layout.
 #[test]
 fn capacity_distinct_keys_always_fit() {
     let mut sizes: Vec<usize> = (0..200).collect();
     sizes.extend((200..5000).step_by(97));
     sizes.extend([10_000, 65_536, 100_000]);
-    for b in [2usize, 4, 8] {
-        for bits in [8u32, 16] {
-            for &n in &sizes {
-                let seeds = if n <= 5000 { 8 } else { 2 };
-                for seed in 0..seeds {
-                    let cfg = Config::new(n)
-                        .bucket_size(b)
-                        .fingerprint_bits(bits)
-                        .seed(seed);
-                    let mut f = CuckooFilter::new(cfg).unwrap();
-                    for i in 0..n as u64 {
-                        if let Err(e) = f.insert(&key(seed ^ (n as u64) << 32, i)) {
-                            panic!("b={b} f={bits} n={n} seed={seed}: insert {i} failed: {e}");
-                        }
+    for layout in common::LAYOUTS {
+        for &n in &sizes {
+            let seeds = if n <= 5000 { 4 } else { 1 };
+            for seed in 0..seeds {
+                let mut f = CuckooFilter::new(common::config(n, layout).seed(seed)).unwrap();
+                for i in 0..n as u64 {
+                    if let Err(e) = f.insert(&key(seed ^ ((n as u64) << 32), i)) {
+                        panic!("{layout:?} n={n} seed={seed}: insert {i} failed: {e}");
                     }
                 }
             }
@@ -116,11 +106,8 @@ fn capacity_distinct_keys_always_fit() {
     for i in 0..1_000_000 {
         f.insert(&key(7, i)).unwrap();
     }
-    assert!(
-        f.load_factor() > 0.94,
-        "a 1 M filter is sized tightly: {}",
-        f.load_factor()
-    );
+    let load = f.load_factor();
+    assert!(load > 0.94, "a 1 M filter is sized tightly: {load}");
 }
 
 /// Same seed, same operations: equal tables, also when relocations and failures happen.

@@ -1,7 +1,9 @@
 //! Property tests against a `HashMap` model: random sequences of insert, insert_unique, remove,
 //! contains and count never produce a false negative, and `len` always equals the model's.
 
-use cuckoo_sst::{Config, CuckooFilter, Error, KeyHash};
+mod common;
+
+use cuckoo_sst::{Config, CuckooFilter, Encoding, Error, KeyHash};
 use proptest::prelude::*;
 use std::collections::HashMap;
 
@@ -84,17 +86,17 @@ fn run(config: Config, ops: Vec<Op>) -> Result<(), TestCaseError> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
-    /// Small tables that fill up (so `Full` happens), all bucket sizes and widths, with a key
-    /// space small enough for duplicates and, at 8 bits, fingerprint collisions.
+    /// Small tables that fill up (so `Full` happens), every encoding, bucket size and a range
+    /// of widths, with a key space small enough for duplicates and, at 7 or 8 bits,
+    /// fingerprint collisions.
     #[test]
     fn no_false_negatives_against_a_model(
         capacity in 8usize..200,
-        b in prop::sample::select(vec![2usize, 4, 8]),
-        bits in prop::sample::select(vec![8u32, 16, 32]),
+        layout in prop::sample::select(common::LAYOUTS.to_vec()),
         seed in any::<u64>(),
         ops in prop::collection::vec(op(300), 1..600),
     ) {
-        run(Config::new(capacity).bucket_size(b).fingerprint_bits(bits).seed(seed), ops)?;
+        run(common::config(capacity, layout).seed(seed), ops)?;
     }
 
     /// Few distinct keys inserted many times: duplicates overflow their two buckets and the
@@ -102,10 +104,10 @@ proptest! {
     #[test]
     fn duplicates_never_lose_keys(
         seed in any::<u64>(),
-        b in prop::sample::select(vec![2usize, 4, 8]),
+        layout in prop::sample::select(common::LAYOUTS.to_vec()),
         ops in prop::collection::vec(op(6), 1..400),
     ) {
-        run(Config::new(1000).bucket_size(b).fingerprint_bits(16).seed(seed), ops)?;
+        run(common::config(1000, layout).seed(seed), ops)?;
     }
 
     /// Low `max_kicks` makes the rollback path common.
@@ -113,8 +115,10 @@ proptest! {
     fn rollback_keeps_everything_with_few_kicks(
         seed in any::<u64>(),
         kicks in 0u32..4,
+        encoding in prop::sample::select(vec![Encoding::Plain, Encoding::Packed, Encoding::SemiSorted]),
         ops in prop::collection::vec(op(500), 1..500),
     ) {
-        run(Config::new(100).fingerprint_bits(8).seed(seed).max_kicks(kicks), ops)?;
+        let c = Config::new(100).fingerprint_bits(8).encoding(encoding);
+        run(c.seed(seed).max_kicks(kicks), ops)?;
     }
 }

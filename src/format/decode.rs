@@ -145,6 +145,16 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
             "a file holds at least one level",
         ));
     }
+    let max_kicks = h.max_kicks.to_native();
+    if max_kicks > crate::config::MAX_KICKS_LIMIT {
+        return Err(Error::corrupt(
+            "max_kicks",
+            format!(
+                "{max_kicks} is more than {}",
+                crate::config::MAX_KICKS_LIMIT
+            ),
+        ));
+    }
     let file_len = h.file_len.to_native();
     let table_end = (level_count as u64)
         .checked_mul(LEVEL_LEN as u64)
@@ -278,7 +288,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
     }
     Ok(FileMeta {
         seed: h.seed.to_native(),
-        max_kicks: h.max_kicks.to_native(),
+        max_kicks,
         target_fpr,
         chain,
         item_count,
@@ -358,7 +368,8 @@ fn parse_level(k: usize, desc: &[u8], offset: u64) -> Result<LevelMeta> {
     })
 }
 
-/// FORMAT.md §7 step 7: every region's checksum, zero padding, and occupied-slot count.
+/// FORMAT.md §7 step 7: every region's checksum, zero padding, well-formed buckets, and
+/// occupied-slot count.
 /// `meta` must come from [`parse`] of the same `bytes`.
 pub(crate) fn verify_regions(bytes: &[u8], meta: &FileMeta) -> Result<()> {
     for (k, level) in meta.levels.iter().enumerate() {
@@ -366,17 +377,8 @@ pub(crate) fn verify_regions(bytes: &[u8], meta: &FileMeta) -> Result<()> {
             .get(level.region())
             .ok_or_else(|| overflow("region_offset"))?;
         check_crc(|| format!("level {k} buckets"), level.region_crc, region)?;
-        let used = level.geo.used_bytes();
-        if region
-            .get(used..)
-            .is_none_or(|pad| pad.iter().any(|&b| b != 0))
-        {
-            return Err(Error::corrupt(
-                format!("level {k} padding"),
-                "padding bytes are not zero",
-            ));
-        }
-        let occupied = table::count_occupied(&level.geo, region);
+        let occupied = table::scan(&level.geo, region)
+            .map_err(|reason| Error::corrupt(format!("level {k} buckets"), reason))?;
         if occupied != level.len {
             return Err(Error::corrupt(
                 format!("level {k} item_count"),
