@@ -2,6 +2,7 @@
 //! bucket size and fingerprint width.
 
 use crate::error::{Error, Result};
+use crate::format::ChainParams;
 use crate::table::{self, BUCKET_SIZES, Encoding, Geometry, PLAIN_WIDTHS};
 
 /// The default target false-positive rate: 1 %.
@@ -13,6 +14,10 @@ pub const DEFAULT_MAX_KICKS: u32 = 500;
 /// The largest accepted `max_kicks`. A failed insert walks that far and back, and keeps one
 /// 16-byte undo record per step; beyond a few thousand steps the load gained is negligible.
 pub const MAX_KICKS_LIMIT: u32 = 1 << 16;
+/// The default growth factor between the levels of a growable filter.
+pub const DEFAULT_GROWTH_FACTOR: f64 = 2.0;
+/// The default ratio between the false-positive shares of successive levels.
+pub const DEFAULT_TIGHTENING: f64 = 0.8;
 /// The default seed.
 pub const DEFAULT_SEED: u64 = 0x6375_636B_6F6F_7373; // "cuckooss"
 
@@ -70,6 +75,10 @@ pub struct Config {
     pub(crate) encoding: Option<Encoding>,
     pub(crate) seed: u64,
     pub(crate) max_kicks: u32,
+    pub(crate) growth_factor: f64,
+    pub(crate) tightening: f64,
+    pub(crate) max_levels: u32,
+    pub(crate) max_bytes: u64,
 }
 
 impl Config {
@@ -91,6 +100,10 @@ impl Config {
             encoding: None,
             seed: DEFAULT_SEED,
             max_kicks: DEFAULT_MAX_KICKS,
+            growth_factor: DEFAULT_GROWTH_FACTOR,
+            tightening: DEFAULT_TIGHTENING,
+            max_levels: 0,
+            max_bytes: 0,
         }
     }
 
@@ -183,6 +196,123 @@ impl Config {
     pub fn max_kicks(mut self, max_kicks: u32) -> Config {
         self.max_kicks = max_kicks;
         self
+    }
+
+    /// For a [`ScalableCuckooFilter`](crate::ScalableCuckooFilter): how much larger each new
+    /// level is than the one before (default 2, more than 1).
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, ScalableCuckooFilter};
+    /// let mut f = ScalableCuckooFilter::new(Config::new(100).growth_factor(4.0))?;
+    /// for i in 0..1000u32 {
+    ///     f.insert(&i.to_le_bytes())?;
+    /// }
+    /// assert_eq!(f.levels(), 3); // 100, 400, 1600 items
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn growth_factor(mut self, factor: f64) -> Config {
+        self.growth_factor = factor;
+        self
+    }
+
+    /// For a [`ScalableCuckooFilter`](crate::ScalableCuckooFilter): the ratio `r` between the
+    /// false-positive shares of successive levels (default 0.8, in (0, 1)). Level `i` gets
+    /// `ε·(1 − r)·rⁱ`, so the shares of any number of levels add up to less than `ε`; a smaller
+    /// `r` starts with wider fingerprints and widens them faster.
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, ScalableCuckooFilter};
+    /// let f = ScalableCuckooFilter::new(Config::new(1000).tightening(0.5))?;
+    /// assert!(f.expected_fpr() <= 0.01 * 0.5);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn tightening(mut self, ratio: f64) -> Config {
+        self.tightening = ratio;
+        self
+    }
+
+    /// For a [`ScalableCuckooFilter`](crate::ScalableCuckooFilter): the most levels it may
+    /// grow to (0, the default: as many as the widest fingerprints allow). An insert that
+    /// would need one more returns [`Error::Full`](crate::Error::Full).
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, Error, ScalableCuckooFilter};
+    /// let mut f = ScalableCuckooFilter::new(Config::new(100).max_levels(2))?;
+    /// let mut i = 0u32;
+    /// let err = loop {
+    ///     if let Err(e) = f.insert(&i.to_le_bytes()) { break e; }
+    ///     i += 1;
+    /// };
+    /// assert!(matches!(err, Error::Full { .. }));
+    /// assert_eq!(f.levels(), 2);
+    /// assert!((0..i).all(|k| f.contains(&k.to_le_bytes())));
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn max_levels(mut self, levels: u32) -> Config {
+        self.max_levels = levels;
+        self
+    }
+
+    /// For a [`ScalableCuckooFilter`](crate::ScalableCuckooFilter): the most bytes
+    /// ([`size_in_bytes`](crate::ScalableCuckooFilter::size_in_bytes)) it may grow to (0, the
+    /// default: no cap). An insert that would need a level past the cap returns
+    /// [`Error::Full`](crate::Error::Full).
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, ScalableCuckooFilter};
+    /// let f = ScalableCuckooFilter::new(Config::new(1000).max_bytes(1 << 20))?;
+    /// assert!(f.size_in_bytes() <= 1 << 20);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn max_bytes(mut self, bytes: u64) -> Config {
+        self.max_bytes = bytes;
+        self
+    }
+
+    /// The same configuration for `capacity` items.
+    pub(crate) fn capacity(mut self, capacity: usize) -> Config {
+        self.capacity = capacity;
+        self
+    }
+
+    /// The chain settings, checked.
+    pub(crate) fn chain_params(&self) -> Result<ChainParams> {
+        let fpr = self.fpr;
+        if !(fpr > 0.0 && fpr < 1.0) {
+            return Err(Error::invalid(
+                "false_positive_rate",
+                format!("{fpr} is not a rate in (0, 1); use e.g. 0.01 for 1 %"),
+            ));
+        }
+        let g = self.growth_factor;
+        if !(g.is_finite() && g > 1.0) {
+            return Err(Error::invalid(
+                "growth_factor",
+                format!("{g} is not a number above 1"),
+            ));
+        }
+        let r = self.tightening;
+        if !(r > 0.0 && r < 1.0) {
+            return Err(Error::invalid(
+                "tightening",
+                format!("{r} is not in (0, 1)"),
+            ));
+        }
+        if self.fingerprint_bits.is_some() {
+            return Err(Error::invalid(
+                "fingerprint_bits",
+                "a growable filter widens the fingerprints of new levels to keep its false-positive \
+                 bound; set false_positive_rate instead",
+            ));
+        }
+        Ok(ChainParams {
+            growth_factor: g,
+            tightening: r,
+            max_levels: self.max_levels,
+            max_bytes: self.max_bytes,
+            bucket_size: self.bucket_size.map(|b| b as u32),
+            encoding: self.encoding,
+        })
     }
 
     /// Checks every setting and derives the table geometry.

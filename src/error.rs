@@ -82,6 +82,8 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// The bytes hold a single filter where a growable one was expected.
+    NotGrowable,
     /// The bytes hold a growable filter (a chain of levels) where a single filter was expected.
     Growable {
         /// Levels in the file.
@@ -161,6 +163,11 @@ impl fmt::Display for Error {
             Error::Corrupt { field, reason } => {
                 write!(f, "filter file is invalid: {field}: {reason}; rebuild it")
             }
+            Error::NotGrowable => write!(
+                f,
+                "the bytes hold a single filter, not a growable one; open them with \
+                 CuckooFilter::from_bytes, FilterRef::from_bytes or MappedFilter"
+            ),
             Error::Growable { levels } => write!(
                 f,
                 "the bytes hold a growable filter ({levels} levels), not a single filter; open \

@@ -3,11 +3,11 @@
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::format::{self, FileOut, LevelOut, decode};
+use crate::format::{self, FileMeta, FileOut, LevelMeta, LevelOut, decode};
 use crate::hash::{self, KeyHash, SplitMix64};
 use crate::persist;
 use crate::table::{Encoding, Geometry, TableBuf};
-use crate::view::{FilterRef, Slot, locate};
+use crate::view::{FilterRef, Slot, locate, locate_seeded};
 use std::io::Write;
 use std::path::Path;
 
@@ -146,7 +146,22 @@ impl CuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn insert_hash(&mut self, h: KeyHash) -> Result<()> {
-        let s = locate(&self.geo, self.seed, h);
+        self.insert_seeded(hash::seeded(h, self.seed))
+    }
+
+    /// Puts the key with seeded hash `seeded` into a free slot of its first bucket, if there
+    /// is one (no relocation, no second bucket). The builder's first pass: keys sorted by
+    /// seeded hash visit the buckets in order.
+    pub(crate) fn try_put_first(&mut self, seeded: u64) -> bool {
+        let s = locate_seeded(&self.geo, seeded);
+        let placed = self.geo.try_put(self.table.bytes_mut(), s.i1, s.i1, s.fp);
+        self.len += placed as u64;
+        placed
+    }
+
+    /// Inserts by the seeded hash `fmix64(key hash ^ seed)`.
+    pub(crate) fn insert_seeded(&mut self, seeded: u64) -> Result<()> {
+        let s = locate_seeded(&self.geo, seeded);
         self.place(s)?;
         self.len += 1;
         Ok(())
@@ -489,7 +504,7 @@ impl CuckooFilter {
     }
 
     /// The filter as a level of a file.
-    fn level_out(&self) -> LevelOut<'_> {
+    pub(crate) fn level_out(&self) -> LevelOut<'_> {
         LevelOut {
             geo: self.geo,
             len: self.len,
@@ -583,6 +598,11 @@ impl CuckooFilter {
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<CuckooFilter> {
         let (meta, level) = decode::parse_single(bytes)?;
+        CuckooFilter::from_level(&meta, &level, bytes)
+    }
+
+    /// Level `level` of the checked file `bytes`, copied into an owned filter.
+    pub(crate) fn from_level(meta: &FileMeta, level: &LevelMeta, bytes: &[u8]) -> Result<Self> {
         let mut table = TableBuf::zeroed(level.geo.table_bytes())?;
         table.bytes_mut().copy_from_slice(&bytes[level.region()]);
         Ok(CuckooFilter {
@@ -595,6 +615,11 @@ impl CuckooFilter {
             table,
             undo: Vec::new(),
         })
+    }
+
+    /// The number of items the filter was sized for.
+    pub(crate) fn sized_for(&self) -> u64 {
+        self.sized_for
     }
 }
 

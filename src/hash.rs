@@ -70,6 +70,28 @@ pub(crate) const fn fmix64(mut x: u64) -> u64 {
     x
 }
 
+/// The inverse of [`fmix64`]: `fmix64_inverse(fmix64(x)) == x`.
+pub(crate) const fn fmix64_inverse(mut x: u64) -> u64 {
+    // x ^= x >> 33 is its own inverse (33 ≥ 64 / 2); odd multipliers have inverses mod 2^64.
+    x ^= x >> 33;
+    x = x.wrapping_mul(inverse_mod_2_64(0xc4ce_b9fe_1a85_ec53));
+    x ^= x >> 33;
+    x = x.wrapping_mul(inverse_mod_2_64(0xff51_afd7_ed55_8ccd));
+    x ^= x >> 33;
+    x
+}
+
+/// The multiplicative inverse of an odd `a` modulo 2^64 (Newton's iteration).
+const fn inverse_mod_2_64(a: u64) -> u64 {
+    let mut x = a; // correct to 3 bits for odd a
+    let mut i = 0;
+    while i < 6 {
+        x = x.wrapping_mul(2u64.wrapping_sub(a.wrapping_mul(x)));
+        i += 1;
+    }
+    x
+}
+
 /// The per-filter hash: the key hash mixed with the filter's seed.
 #[inline]
 pub(crate) const fn seeded(hash: KeyHash, seed: u64) -> u64 {
@@ -234,6 +256,18 @@ mod tests {
             fingerprint(h, 16),
             fingerprint(h ^ 0xFFFF_FFFF_0000_0000, 16)
         );
+    }
+
+    #[test]
+    fn fmix64_inverse_inverts() {
+        let mut rng = SplitMix64::new(3);
+        for x in [0, 1, u64::MAX, 1 << 63]
+            .into_iter()
+            .chain((0..10_000).map(|_| rng.next_u64()))
+        {
+            assert_eq!(fmix64_inverse(fmix64(x)), x);
+            assert_eq!(fmix64(fmix64_inverse(x)), x);
+        }
     }
 
     #[test]

@@ -67,6 +67,8 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+mod builder;
+mod chain;
 mod config;
 mod error;
 mod filter;
@@ -78,8 +80,11 @@ mod prefetch;
 mod table;
 mod view;
 
+pub use builder::FilterBuilder;
+pub use chain::ScalableCuckooFilter;
 pub use config::{
-    Config, DEFAULT_BUCKET_SIZE, DEFAULT_FPR, DEFAULT_MAX_KICKS, DEFAULT_SEED, MAX_KICKS_LIMIT,
+    Config, DEFAULT_BUCKET_SIZE, DEFAULT_FPR, DEFAULT_GROWTH_FACTOR, DEFAULT_MAX_KICKS,
+    DEFAULT_SEED, DEFAULT_TIGHTENING, MAX_KICKS_LIMIT,
 };
 pub use error::{Error, Result};
 pub use filter::CuckooFilter;

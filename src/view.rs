@@ -44,7 +44,12 @@ pub(crate) struct Slot {
 /// Derives a key's candidate buckets and fingerprint for a table.
 #[inline]
 pub(crate) fn locate(geo: &Geometry, seed: u64, h: KeyHash) -> Slot {
-    let seeded = hash::seeded(h, seed);
+    locate_seeded(geo, hash::seeded(h, seed))
+}
+
+/// [`locate`] from the seeded hash.
+#[inline]
+pub(crate) fn locate_seeded(geo: &Geometry, seeded: u64) -> Slot {
     let m = geo.num_buckets();
     let i1 = hash::first_bucket(seeded, m);
     let fp = hash::fingerprint(seeded, geo.fp_bits());

@@ -128,7 +128,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
             format!("unknown hash scheme {hash}"),
         ));
     }
-    if h.reserved0.to_native() != 0 || h.reserved != [0; 24] {
+    if h.reserved0.to_native() != 0 || h.reserved != [0; 22] {
         return Err(Error::corrupt(
             "reserved",
             "reserved header bytes are not zero",
@@ -203,11 +203,30 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
                 format!("{level_count} levels exceed max_levels {max_levels}"),
             ));
         }
+        let bucket_size = match h.chain_bucket_size {
+            0 => None,
+            b @ (2 | 4 | 8) => Some(b as u32),
+            b => {
+                return Err(Error::corrupt(
+                    "chain_bucket_size",
+                    format!("{b} is not 0, 2, 4 or 8"),
+                ));
+            }
+        };
+        let encoding =
+            match h.chain_encoding {
+                0 => None,
+                code => Some(Encoding::from_code(code.wrapping_sub(1)).ok_or_else(|| {
+                    Error::corrupt("chain_encoding", format!("unknown code {code}"))
+                })?),
+            };
         Some(ChainParams {
             growth_factor,
             tightening,
             max_levels,
             max_bytes,
+            bucket_size,
+            encoding,
         })
     } else {
         if level_count != 1 {
@@ -220,6 +239,8 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
             || tightening.to_bits() != 0
             || max_levels != 0
             || max_bytes != 0
+            || h.chain_bucket_size != 0
+            || h.chain_encoding != 0
         {
             return Err(Error::corrupt(
                 "chain fields",

@@ -43,7 +43,9 @@ pub(crate) struct FileHeader {
     pub(crate) reserved0: u32_le,
     pub(crate) max_bytes: u64_le,
     pub(crate) item_count: u64_le,
-    pub(crate) reserved: [u8; 24],
+    pub(crate) chain_bucket_size: u8,
+    pub(crate) chain_encoding: u8,
+    pub(crate) reserved: [u8; 22],
     pub(crate) levels_crc: u32_le,
     pub(crate) header_crc: u32_le,
 }
@@ -72,6 +74,10 @@ pub(crate) struct ChainParams {
     pub(crate) tightening: f64,
     pub(crate) max_levels: u32,
     pub(crate) max_bytes: u64,
+    /// The bucket size new levels must use, if the configuration fixed one.
+    pub(crate) bucket_size: Option<u32>,
+    /// The encoding new levels must use, if the configuration fixed one.
+    pub(crate) encoding: Option<crate::Encoding>,
 }
 
 /// One level as a reader sees it: checked geometry and counts, and where its region is.
@@ -195,6 +201,8 @@ pub(crate) fn encode_head(file: &FileOut<'_>) -> Vec<u8> {
         tightening: 0.0,
         max_levels: 0,
         max_bytes: 0,
+        bucket_size: None,
+        encoding: None,
     });
     let mut head: [u8; HEADER_LEN] = archive(&FileHeader {
         magic: MAGIC,
@@ -213,7 +221,9 @@ pub(crate) fn encode_head(file: &FileOut<'_>) -> Vec<u8> {
         reserved0: u32_le::from_native(0),
         max_bytes: u64_le::from_native(chain.max_bytes),
         item_count: u64_le::from_native(levels.iter().map(|l| l.len).sum()),
-        reserved: [0; 24],
+        chain_bucket_size: chain.bucket_size.unwrap_or(0) as u8,
+        chain_encoding: chain.encoding.map_or(0, |e| e.code() + 1),
+        reserved: [0; 22],
         levels_crc: u32_le::from_native(crc32fast::hash(&table)),
         header_crc: u32_le::from_native(0),
     });
@@ -267,7 +277,9 @@ mod tests {
         assert_eq!(offset_of!(ArchivedFileHeader, reserved0), 76);
         assert_eq!(offset_of!(ArchivedFileHeader, max_bytes), 80);
         assert_eq!(offset_of!(ArchivedFileHeader, item_count), 88);
-        assert_eq!(offset_of!(ArchivedFileHeader, reserved), 96);
+        assert_eq!(offset_of!(ArchivedFileHeader, chain_bucket_size), 96);
+        assert_eq!(offset_of!(ArchivedFileHeader, chain_encoding), 97);
+        assert_eq!(offset_of!(ArchivedFileHeader, reserved), 98);
         assert_eq!(offset_of!(ArchivedFileHeader, levels_crc), 120);
         assert_eq!(
             offset_of!(ArchivedFileHeader, header_crc),

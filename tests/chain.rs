@@ -1,0 +1,264 @@
+//! The growable chain and the exact-size builder: growth from 1 000 to 1 000 000 items with no
+//! false negatives and the FPR under its target, removes across levels, persistence (mapped and
+//! mutable, grown further), and builder sizes.
+
+use cuckoo_sst::{
+    Config, CuckooFilter, Encoding, Error, FilterBuilder, KeyHash, MappedFilter,
+    ScalableCuckooFilter,
+};
+use proptest::prelude::*;
+use std::collections::HashMap;
+
+fn key(i: u64) -> [u8; 8] {
+    i.to_le_bytes()
+}
+
+fn absent_rate(contains: impl Fn(&[u8]) -> bool, trials: u64) -> f64 {
+    let hits = (0..trials)
+        .filter(|i| contains(&key(i + (1 << 40))))
+        .count();
+    hits as f64 / trials as f64
+}
+
+#[test]
+fn growing_from_1000_to_1_000_000_keeps_every_key_and_the_fpr_bound() {
+    for (target, encoding) in [(0.01, None), (0.001, None), (0.01, Some(Encoding::Plain))] {
+        let mut config = Config::new(1_000).false_positive_rate(target).seed(9);
+        if let Some(e) = encoding {
+            config = config.encoding(e);
+        }
+        let mut f = ScalableCuckooFilter::new(config).unwrap();
+        let n = 1_000_000u64;
+        for i in 0..n {
+            f.insert(&key(i)).unwrap();
+        }
+        assert_eq!(f.len(), n as usize);
+        assert!((0..n).all(|i| f.contains(&key(i))), "false negative");
+        let rate = absent_rate(|k| f.contains(k), 2_000_000);
+        let bits = f.size_in_bytes() as f64 * 8.0 / n as f64;
+        println!(
+            "target {target} {encoding:?}: {} levels, measured FPR {rate:.3e}, bound {:.3e}, \
+             {bits:.2} bits/item",
+            f.levels(),
+            f.expected_fpr()
+        );
+        assert!(f.levels() >= 10, "1 000 → 1 000 000 doubles about 10 times");
+        assert!(f.expected_fpr() <= target);
+        assert!(rate <= target, "measured {rate} above the target {target}");
+    }
+}
+
+#[test]
+fn the_bound_holds_however_far_it_grows() {
+    // Tiny first level, fast growth: many levels; the bound stays under the target.
+    let mut f = ScalableCuckooFilter::new(Config::new(4).growth_factor(1.5)).unwrap();
+    for i in 0..200_000 {
+        f.insert(&key(i)).unwrap();
+    }
+    assert!(f.levels() > 20, "{} levels", f.levels());
+    assert!(f.expected_fpr() <= 0.01, "{}", f.expected_fpr());
+    assert!(absent_rate(|k| f.contains(k), 1_000_000) <= 0.01);
+}
+
+#[test]
+fn removes_across_levels() {
+    let mut f = ScalableCuckooFilter::new(Config::new(500).seed(3)).unwrap();
+    let n = 50_000u64;
+    for i in 0..n {
+        f.insert(&key(i)).unwrap();
+    }
+    assert!(f.levels() >= 6);
+    // Remove every third key, from the oldest level to the newest.
+    let mut refused = 0;
+    for i in (0..n).step_by(3) {
+        if !f.remove(&key(i)) {
+            refused += 1; // ambiguous: another level matches it too
+        }
+    }
+    let removed = (n as usize).div_ceil(3) - refused;
+    assert_eq!(f.len(), n as usize - removed);
+    assert!(
+        refused * 100 < n as usize / 3,
+        "{refused} ambiguous removes out of {}",
+        n / 3
+    );
+    // Every key still in the set is still found, in every level.
+    assert!((0..n).filter(|i| i % 3 != 0).all(|i| f.contains(&key(i))));
+    // Removed keys are gone (up to false positives).
+    let lingering = (0..n).step_by(3).filter(|&i| f.contains(&key(i))).count();
+    assert!(
+        lingering <= refused + (n as usize / 3) / 50,
+        "{lingering} removed keys still found"
+    );
+}
+
+#[test]
+fn saved_chains_reopen_mapped_and_mutable_and_grow_further() {
+    let mut f = ScalableCuckooFilter::new(Config::new(1_000).seed(21)).unwrap();
+    for i in 0..20_000 {
+        f.insert(&key(i)).unwrap();
+    }
+    for i in (0..20_000).step_by(7) {
+        f.remove(&key(i));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memtable.filter");
+    f.save(&path).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), f.to_bytes());
+
+    let m = MappedFilter::open(&path).unwrap();
+    assert_eq!(m.levels(), f.levels());
+    assert_eq!(m.len(), f.len());
+    assert_eq!(m.expected_fpr(), f.expected_fpr());
+    for i in 0..100_000 {
+        let h = KeyHash::of(&key(i));
+        assert_eq!(m.contains_hash(h), f.contains_hash(h), "key {i}");
+        assert_eq!(m.count_hash(h), f.count_hash(h), "key {i}");
+    }
+    // The single-filter readers refuse a chain.
+    assert!(matches!(
+        CuckooFilter::from_bytes(m.as_bytes()),
+        Err(Error::Growable { .. })
+    ));
+
+    let mut g = ScalableCuckooFilter::from_bytes(m.as_bytes()).unwrap();
+    assert_eq!(g, f);
+    let levels = g.levels();
+    for i in 20_000..200_000 {
+        g.insert(&key(i)).unwrap();
+    }
+    assert!(g.levels() > levels);
+    assert!(g.expected_fpr() <= 0.01);
+    assert!(
+        (0..200_000)
+            .filter(|i| i >= &20_000 || i % 7 != 0)
+            .all(|i| g.contains(&key(i)))
+    );
+    // The grown chain is the one that was never saved, grown the same way.
+    for i in 20_000..200_000 {
+        f.insert(&key(i)).unwrap();
+    }
+    assert_eq!(g.to_bytes(), f.to_bytes());
+}
+
+#[test]
+fn chain_files_reject_damage() {
+    let mut f = ScalableCuckooFilter::new(Config::new(20).seed(1)).unwrap();
+    for i in 0..100 {
+        f.insert(&key(i)).unwrap();
+    }
+    let good = f.to_bytes();
+    assert!(ScalableCuckooFilter::from_bytes(&good).is_ok());
+    for i in (0..good.len()).step_by(3) {
+        let mut bad = good.clone();
+        bad[i] ^= 0x41;
+        assert!(ScalableCuckooFilter::from_bytes(&bad).is_err(), "byte {i}");
+    }
+    for len in (0..good.len()).step_by(5) {
+        assert!(
+            ScalableCuckooFilter::from_bytes(&good[..len]).is_err(),
+            "length {len}"
+        );
+    }
+}
+
+#[test]
+fn builder_counts_distinct_keys_and_sizes_exactly() {
+    for (n, versions) in [
+        (1usize, 1u64),
+        (100, 3),
+        (10_000, 2),
+        (250_000, 1),
+        (1_000_000, 2),
+    ] {
+        let mut b = FilterBuilder::new(Config::new(0).false_positive_rate(0.001));
+        for v in 0..versions {
+            for i in 0..n as u64 {
+                let _version = v; // the same user key, once per version
+                b.add_key(&key(i));
+            }
+        }
+        let built = b.finish().unwrap();
+        assert_eq!(built.len(), n);
+        assert!((0..n as u64).all(|i| built.contains(&key(i))));
+        let exact = CuckooFilter::new(Config::new(n).false_positive_rate(0.001)).unwrap();
+        let ratio = built.size_in_bytes() as f64 / exact.size_in_bytes() as f64;
+        assert!((ratio - 1.0).abs() <= 0.02, "n={n}: size ratio {ratio}");
+        assert!(absent_rate(|k| built.contains(k), 200_000) <= 0.001 * 1.5);
+    }
+}
+
+#[test]
+fn builder_output_is_deterministic_and_order_independent() {
+    let build = |rev: bool| {
+        let mut b = FilterBuilder::new(Config::new(0).seed(77));
+        let keys: Vec<u64> = if rev {
+            (0..30_000).rev().collect()
+        } else {
+            (0..30_000).collect()
+        };
+        for i in keys {
+            b.add_key(&key(i));
+        }
+        b.finish().unwrap().to_bytes()
+    };
+    assert_eq!(build(false), build(false));
+    assert_eq!(
+        build(false),
+        build(true),
+        "the order keys are added in does not matter"
+    );
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Insert(u16),
+    Remove(u16),
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// A chain against a HashMap model: every key in the model is found; `len` matches; a
+    /// remove that returns false (ambiguous) changes nothing.
+    #[test]
+    fn chain_never_has_false_negatives(
+        capacity in 1usize..40,
+        growth in prop::sample::select(vec![1.5f64, 2.0, 4.0]),
+        seed in any::<u64>(),
+        ops in prop::collection::vec(
+            prop_oneof![3 => (0u16..400).prop_map(Op::Insert), 1 => (0u16..400).prop_map(Op::Remove)],
+            1..800,
+        ),
+    ) {
+        let mut f = ScalableCuckooFilter::new(
+            Config::new(capacity).growth_factor(growth).seed(seed),
+        ).unwrap();
+        let mut model: HashMap<u16, usize> = HashMap::new();
+        for op in ops {
+            match op {
+                Op::Insert(k) => {
+                    f.insert(&k.to_le_bytes()).unwrap();
+                    *model.entry(k).or_default() += 1;
+                }
+                Op::Remove(k) => {
+                    if let Some(n) = model.get_mut(&k) {
+                        let before = f.clone();
+                        if f.remove(&k.to_le_bytes()) {
+                            *n -= 1;
+                            if *n == 0 {
+                                model.remove(&k);
+                            }
+                        } else {
+                            prop_assert_eq!(&f, &before);
+                        }
+                    }
+                }
+            }
+            prop_assert_eq!(f.len(), model.values().sum::<usize>());
+            for (&k, &n) in &model {
+                prop_assert!(f.count(&k.to_le_bytes()) >= n, "key {} lost", k);
+            }
+        }
+    }
+}
