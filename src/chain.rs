@@ -540,6 +540,7 @@ mod tests {
             Config::new(10).growth_factor(1.0),
             Config::new(10).growth_factor(f64::NAN),
             Config::new(10).growth_factor(f64::INFINITY),
+            Config::new(10).growth_factor(65.0),
             Config::new(10).tightening(0.0),
             Config::new(10).tightening(1.0),
             Config::new(10).fingerprint_bits(16),

@@ -16,6 +16,9 @@ pub const DEFAULT_MAX_KICKS: u32 = 500;
 pub const MAX_KICKS_LIMIT: u32 = 1 << 16;
 /// The default growth factor between the levels of a growable filter.
 pub const DEFAULT_GROWTH_FACTOR: f64 = 2.0;
+/// The largest growth factor accepted (from a `Config` or a file): it bounds the next level a
+/// chain allocates to 64 times the size of its newest.
+pub const MAX_GROWTH_FACTOR: f64 = 64.0;
 /// The default ratio between the false-positive shares of successive levels.
 pub const DEFAULT_TIGHTENING: f64 = 0.8;
 /// The default seed.
@@ -199,7 +202,7 @@ impl Config {
     }
 
     /// For a [`ScalableCuckooFilter`](crate::ScalableCuckooFilter): how much larger each new
-    /// level is than the one before (default 2, more than 1).
+    /// level is than the one before (default 2; more than 1, at most [`MAX_GROWTH_FACTOR`]).
     ///
     /// ```
     /// use cuckoo_sst::{Config, ScalableCuckooFilter};
@@ -285,10 +288,10 @@ impl Config {
             ));
         }
         let g = self.growth_factor;
-        if !(g.is_finite() && g > 1.0) {
+        if !(g > 1.0 && g <= MAX_GROWTH_FACTOR) {
             return Err(Error::invalid(
                 "growth_factor",
-                format!("{g} is not a number above 1"),
+                format!("{g} is not in (1, {MAX_GROWTH_FACTOR}]"),
             ));
         }
         let r = self.tightening;

@@ -290,6 +290,7 @@ fn lying_fields_with_valid_checksums_are_rejected() {
             put_u64(b, 144, u64::MAX - 1)
         }),
         ("level item_count above slots", |b| put_u64(b, 152, 1 << 20)),
+        ("level capacity above slots", |b| put_u64(b, 160, 1 << 40)),
         ("level item_count vs occupied slots", |b| {
             put_u64(b, 152, 29);
             put_u64(b, 88, 29);

@@ -14,6 +14,7 @@ use super::{
     ArchivedFileHeader, ArchivedLevelDesc, ChainParams, FLAG_CHAIN, FileMeta, HASH_SCHEME,
     HEADER_CRC_OFFSET, HEADER_LEN, LEVEL_LEN, LevelMeta, MAGIC, VERSION,
 };
+use crate::config::MAX_GROWTH_FACTOR;
 use crate::error::{Error, Result};
 use crate::table::{self, Encoding, Geometry};
 
@@ -185,10 +186,10 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
     let max_levels = h.max_levels.to_native();
     let max_bytes = h.max_bytes.to_native();
     let chain = if flags & FLAG_CHAIN != 0 {
-        if !(growth_factor.is_finite() && growth_factor > 1.0) {
+        if !(growth_factor > 1.0 && growth_factor <= MAX_GROWTH_FACTOR) {
             return Err(Error::corrupt(
                 "growth_factor",
-                format!("{growth_factor} is not > 1"),
+                format!("{growth_factor} is not in (1, {MAX_GROWTH_FACTOR}]"),
             ));
         }
         if !(tightening > 0.0 && tightening < 1.0) {
@@ -377,12 +378,21 @@ fn parse_level(k: usize, desc: &[u8], offset: u64) -> Result<LevelMeta> {
             format!("{len} items in {} slots", geo.slots()),
         ));
     }
+    // A level is sized for fewer items than it has slots. This also bounds what a chain grown
+    // from a hostile file allocates: the next level is sized from this field.
+    let capacity = d.capacity.to_native();
+    if capacity > geo.slots() {
+        return Err(Error::corrupt(
+            field("capacity"),
+            format!("{capacity} items sized into {} slots", geo.slots()),
+        ));
+    }
     let target_fpr = d.target_fpr.to_native();
     check_rate(|| field("target_fpr"), target_fpr)?;
     Ok(LevelMeta {
         geo,
         len,
-        capacity: d.capacity.to_native(),
+        capacity,
         target_fpr,
         offset: usize::try_from(offset).map_err(|_| overflow("region_offset"))?,
         region_crc: d.region_crc.to_native(),
