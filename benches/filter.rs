@@ -9,9 +9,10 @@
 //! ```
 //!
 //! Contenders:
-//! * `sst-f16`: the default configuration (1 % target → 16-bit fingerprints, buckets of 4).
+//! * `sst-f16`: plain 16-bit fingerprints, buckets of 4.
 //! * `sst-f16-batch`: the same filter through `contains_batch` (hash, prefetch, probe).
 //! * `sst-f8`: 8-bit fingerprints, buckets of 4 — the same layout as `cuckoofilter`.
+//! * `sst-default`: `Config::new(n)`: 1 % target, 10-bit semi-sorted buckets of 4.
 //! * `cuckoofilter`: sized with `with_capacity(n / 0.95)` so that `n` items fit (its table is
 //!   rounded up to a power of two).
 
@@ -30,8 +31,17 @@ fn key(i: u64) -> [u8; 8] {
     (i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).to_le_bytes()
 }
 
-fn sst(n: u64, bits: u32) -> CuckooFilter {
-    let mut f = CuckooFilter::new(Config::new(n as usize).fingerprint_bits(bits)).unwrap();
+/// `bits`: an explicit plain width, or `None` for the default configuration (1 %: 10-bit
+/// semi-sorted buckets of 4).
+fn config(n: u64, bits: Option<u32>) -> Config {
+    match bits {
+        Some(bits) => Config::new(n as usize).fingerprint_bits(bits),
+        None => Config::new(n as usize),
+    }
+}
+
+fn sst(n: u64, bits: Option<u32>) -> CuckooFilter {
+    let mut f = CuckooFilter::new(config(n, bits)).unwrap();
     for i in 0..n {
         f.insert(&key(i)).unwrap();
     }
@@ -64,10 +74,14 @@ fn insert(c: &mut Criterion) {
     g.sample_size(10);
     for (name, n) in SIZES {
         g.throughput(Throughput::Elements(n));
-        for bits in [16, 8] {
-            g.bench_function(BenchmarkId::new(format!("sst-f{bits}"), name), |b| {
+        for (id, bits) in [
+            ("sst-f16", Some(16)),
+            ("sst-f8", Some(8)),
+            ("sst-default", None),
+        ] {
+            g.bench_function(BenchmarkId::new(id, name), |b| {
                 b.iter_batched(
-                    || CuckooFilter::new(Config::new(n as usize).fingerprint_bits(bits)).unwrap(),
+                    || CuckooFilter::new(config(n, bits)).unwrap(),
                     |mut f| {
                         for i in 0..n {
                             f.insert(&key(i)).unwrap();
@@ -96,17 +110,17 @@ fn insert(c: &mut Criterion) {
 
 fn lookups(c: &mut Criterion) {
     for (name, n) in SIZES {
-        let f16 = sst(n, 16);
-        let f8 = sst(n, 8);
+        let f16 = sst(n, Some(16));
+        let f8 = sst(n, Some(8));
+        let def = sst(n, None);
         let cf = peer(n);
+        let bits = |bytes: usize| bytes as f64 * 8.0 / n as f64;
         eprintln!(
-            "{name}: sst-f16 {} bytes ({:.2} bits/item), sst-f8 {} bytes ({:.2}), cuckoofilter {} bytes ({:.2})",
-            f16.size_in_bytes(),
-            f16.size_in_bytes() as f64 * 8.0 / n as f64,
-            f8.size_in_bytes(),
-            f8.size_in_bytes() as f64 * 8.0 / n as f64,
-            cf.memory_usage(),
-            cf.memory_usage() as f64 * 8.0 / n as f64,
+            "{name}: bits/item: sst-f16 {:.2}, sst-f8 {:.2}, sst-default {:.2}, cuckoofilter {:.2}",
+            bits(f16.size_in_bytes()),
+            bits(f8.size_in_bytes()),
+            bits(def.size_in_bytes()),
+            bits(cf.memory_usage()),
         );
         for (group, present) in [("lookup_hit", true), ("lookup_miss", false)] {
             let pool = probes(n, present);
@@ -134,6 +148,14 @@ fn lookups(c: &mut Criterion) {
                     }
                     f16.contains_batch(&hashes, &mut out);
                     out.iter().filter(|&&x| x).count()
+                })
+            });
+            g.bench_function(BenchmarkId::new("sst-default", name), |b| {
+                b.iter(|| {
+                    window()
+                        .iter()
+                        .filter(|k| def.contains(black_box(&k[..])))
+                        .count()
                 })
             });
             g.bench_function(BenchmarkId::new("sst-f8", name), |b| {

@@ -9,6 +9,7 @@
 //! gives a bit mask: lanes `0..b` are the first bucket, lanes `b..2b` the second.
 
 use super::{Geometry, Kind, bits};
+use bits::Word;
 use wide::{u8x16, u16x8, u16x16, u32x4, u32x8, u32x16};
 
 macro_rules! eq_mask {
@@ -41,17 +42,24 @@ fn gather<const BB: usize, const V: usize>(t: &[u8], i1: usize, i2: usize) -> [u
 #[inline(always)]
 fn packed_lanes<const B: usize>(g: &Geometry, t: &[u8], i: u64, lanes: &mut [u32], at: usize) {
     let f = g.fp_bits();
-    let base = i * g.bucket_bits();
-    if g.one_load() {
-        let word = bits::read_wide(t, base, g.bucket_bits() as u32);
-        let mask = (1u128 << f) - 1;
-        for s in 0..B {
-            lanes[at + s] = ((word >> (s as u32 * f)) & mask) as u32;
-        }
+    let pos = i * g.bucket_bits();
+    let width = g.bucket_bits() as u32;
+    if width <= bits::NARROW_BITS {
+        slots_of::<B>(bits::read_narrow(t, pos, width), f, &mut lanes[at..at + B]);
+    } else if width <= bits::WIDE_BITS {
+        slots_of::<B>(bits::read_wide(t, pos, width), f, &mut lanes[at..at + B]);
     } else {
         for s in 0..B {
-            lanes[at + s] = bits::read(t, base + (s as u64) * f as u64, f) as u32;
+            lanes[at + s] = bits::read(t, pos + (s as u64) * f as u64, f) as u32;
         }
+    }
+}
+
+/// The `B` slots of a packed bucket read into one word.
+#[inline(always)]
+fn slots_of<const B: usize>(w: impl Word, f: u32, out: &mut [u32]) {
+    for (s, o) in out.iter_mut().enumerate().take(B) {
+        *o = w.field(s as u32 * f, f);
     }
 }
 
@@ -96,6 +104,7 @@ pub(crate) fn match_mask(g: &Geometry, t: &[u8], i1: u64, i2: u64, fp: u32) -> u
         Kind::Packed4 => packed_mask::<4>(g, t, i1, i2, fp),
         Kind::Packed8 => packed_mask::<8>(g, t, i1, i2, fp),
         Kind::Semi4 => {
+            crate::prefetch::prefetch(t, g.bucket_offset(i2));
             let (a, b) = (g.semi_bucket(t, i1), g.semi_bucket(t, i2));
             let lanes = [
                 a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3], 0, 0, 0, 0, 0, 0, 0, 0,

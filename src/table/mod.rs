@@ -19,6 +19,7 @@ pub(crate) mod kernel;
 pub(crate) mod semi;
 
 use crate::error::{Error, Result};
+use bits::Word;
 
 /// How the fingerprints of a bucket are stored.
 ///
@@ -113,9 +114,6 @@ pub(crate) const CACHE_LINE: usize = 64;
 /// Slack after the last bucket of a bit-packed region, so that a bucket can be read with one
 /// 16-byte load ([`bits::read_wide`]).
 pub(crate) const PACKED_SLACK: usize = 16;
-
-/// The widest bucket read with one 16-byte load: 128 bits less a shift of up to 7.
-const ONE_LOAD_BITS: u64 = 121;
 
 /// The table's shape: everything a lookup needs, derived once and then copied around.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -312,11 +310,11 @@ impl Geometry {
         if self.encoding == Encoding::Plain {
             return 1.0;
         }
-        if self.one_load() {
+        if self.bucket_bits <= bits::WIDE_BITS as u64 {
             let lines: u64 = (0..512u64)
                 .map(|i| {
-                    let at = bits::wide_load_start(i * self.bucket_bits, self.bucket_bits as u32);
-                    1 + ((at + 15) / 64 != at / 64) as u64
+                    let (at, len) = bits::load_span(i * self.bucket_bits, self.bucket_bits as u32);
+                    1 + ((at + len - 1) / 64 != at / 64) as u64
                 })
                 .sum();
             return lines as f64 / 512.0;
@@ -356,22 +354,17 @@ impl Geometry {
         bucket * self.bucket_bits + slot as u64 * self.fp_bits as u64
     }
 
-    /// Whether a bit-packed bucket is read with one 16-byte load (else field by field).
-    #[inline(always)]
-    pub(crate) const fn one_load(&self) -> bool {
-        self.bucket_bits <= ONE_LOAD_BITS
-    }
-
-    /// The four fingerprints of a semi-sorted bucket, sorted.
+    /// The four fingerprints of a semi-sorted bucket, sorted. The bucket is read with one
+    /// load into a `u64` (up to 57 bits) or a `u128` (up to 121), else field by field.
     #[inline(always)]
     pub(crate) fn semi_bucket(&self, t: &[u8], bucket: u64) -> [u32; 4] {
-        let pos = bucket * self.bucket_bits;
         let low = self.fp_bits - 4;
-        let (index, lows) = if self.one_load() {
-            let word = bits::read_wide(t, pos, self.bucket_bits as u32);
-            let mask = (1u128 << low) - 1;
-            let at = |k: u32| ((word >> (semi::INDEX_BITS + k * low)) & mask) as u32;
-            ((word & 0xFFF) as u64, [at(0), at(1), at(2), at(3)])
+        let pos = bucket * self.bucket_bits;
+        let width = self.bucket_bits as u32;
+        let (index, lows) = if width <= bits::NARROW_BITS {
+            semi_fields(bits::read_narrow(t, pos, width), low)
+        } else if width <= bits::WIDE_BITS {
+            semi_fields(bits::read_wide(t, pos, width), low)
         } else {
             let base = pos + semi::INDEX_BITS as u64;
             let at = |k: u64| bits::read(t, base + k * low as u64, low) as u32;
@@ -481,6 +474,16 @@ impl Geometry {
             None => false,
         }
     }
+}
+
+/// The index and the four low parts of a semi-sorted bucket read into one word.
+#[inline(always)]
+fn semi_fields<W: Word>(w: W, low: u32) -> (u64, [u32; 4]) {
+    let idx = semi::INDEX_BITS;
+    (
+        w.field(0, idx) as u64,
+        [0, 1, 2, 3].map(|k| w.field(idx + k * low, low)),
+    )
 }
 
 /// Checks that `region` (of `g.table_bytes()` bytes) is a well-formed table — zero padding,
