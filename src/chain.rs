@@ -212,7 +212,8 @@ impl ScalableCuckooFilter {
         self.contains_hash(KeyHash::of(key))
     }
 
-    /// [`contains`](Self::contains) for a precomputed hash: one probe per level, newest first.
+    /// [`contains`](Self::contains) for a precomputed hash: one probe per level, newest first,
+    /// after prefetching every level's buckets so that their cache misses overlap.
     ///
     /// ```
     /// use cuckoo_sst::{Config, KeyHash, ScalableCuckooFilter};
@@ -222,6 +223,11 @@ impl ScalableCuckooFilter {
     /// ```
     #[inline]
     pub fn contains_hash(&self, h: KeyHash) -> bool {
+        if self.levels.len() > 1 {
+            for l in &self.levels {
+                l.as_filter_ref().prefetch_hash(h);
+            }
+        }
         self.levels.iter().rev().any(|l| l.contains_hash(h))
     }
 

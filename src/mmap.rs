@@ -185,9 +185,9 @@ impl MappedFilter {
         ))
     }
 
-    /// Every level's view, oldest first (empty if the file failed verification).
+    /// Every level's view, newest (largest) first; empty if the file failed verification.
     fn views(&self) -> impl Iterator<Item = FilterRef<'_>> {
-        (0..self.meta.levels.len()).map_while(|k| self.level(k))
+        (0..self.meta.levels.len()).rev().map_while(|k| self.level(k))
     }
 
     /// Whether `key` may be in the filter: `false` means certainly absent.
@@ -223,6 +223,9 @@ impl MappedFilter {
     pub fn contains_hash(&self, h: KeyHash) -> bool {
         if !self.checked() {
             return true; // damaged file: maybe present, never a false negative
+        }
+        if self.meta.levels.len() > 1 {
+            self.views().for_each(|v| v.prefetch_hash(h));
         }
         self.views().any(|v| v.contains_hash(h))
     }

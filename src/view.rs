@@ -168,6 +168,24 @@ impl<'a> FilterRef<'a> {
         }
     }
 
+    /// Prefetches the two buckets of a key hash, so that a later lookup of it (in this filter)
+    /// finds them in cache. A chain of filters prefetches every level first and then probes
+    /// them, so the levels' memory latencies overlap instead of adding up.
+    ///
+    /// ```
+    /// use cuckoo_sst::{CuckooFilter, KeyHash};
+    /// let f = CuckooFilter::with_capacity(100);
+    /// let h = KeyHash::of(b"a");
+    /// f.as_filter_ref().prefetch_hash(h);
+    /// assert!(!f.contains_hash(h));
+    /// ```
+    #[inline]
+    pub fn prefetch_hash(&self, h: KeyHash) {
+        let s = locate(&self.geo, self.seed, h);
+        prefetch(self.table, self.geo.bucket_offset(s.i1));
+        prefetch(self.table, self.geo.bucket_offset(s.i2));
+    }
+
     /// How many copies of `key`'s fingerprint its two buckets hold (at least the number of
     /// times it was inserted and not removed; more on a fingerprint collision).
     ///
