@@ -16,9 +16,9 @@ fn open(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let mut g = c.benchmark_group("open");
     g.sample_size(20);
-    // Capacities whose 16-bit tables take about 1 MiB and 256 MiB.
+    // Capacities whose plain 16-bit tables take about 1 MiB and 256 MiB.
     for (name, capacity, fill) in [("1MiB", 498_000usize, true), ("256MiB", 127_500_000, false)] {
-        let mut f = CuckooFilter::new(Config::new(capacity)).unwrap();
+        let mut f = CuckooFilter::new(Config::new(capacity).fingerprint_bits(16)).unwrap();
         if fill {
             for i in 0..capacity as u64 {
                 f.insert(&i.to_le_bytes()).unwrap();

@@ -166,8 +166,8 @@ fn main() {
 /// A log-scale scatter plot of FPR against bits per item, with the Bloom bound and the
 /// information-theoretic minimum as lines.
 fn svg(points: &[Point]) -> String {
-    let (w, h, left, right, top, bottom) = (900.0, 560.0, 70.0, 230.0, 20.0, 50.0);
-    let (x0, x1) = (4.0f64, 36.0f64);
+    let (w, h, left, right, top, bottom) = (900.0, 560.0, 70.0, 230.0, 30.0, 50.0);
+    let (x0, x1) = (4.0f64, 44.0f64);
     let (y0, y1) = (-9.0f64, -1.0f64); // log10 FPR
     let px = |bits: f64| left + (bits - x0) / (x1 - x0) * (w - left - right);
     let py = |fpr: f64| top + (y1 - fpr.log10()) / (y1 - y0) * (h - top - bottom);
@@ -175,9 +175,15 @@ fn svg(points: &[Point]) -> String {
     let _ = write!(
         s,
         "<svg xmlns='http://www.w3.org/2000/svg' width='{w}' height='{h}' \
-         font-family='sans-serif' font-size='12'><rect width='100%' height='100%' fill='white'/>"
+         font-family='sans-serif' font-size='12'><rect width='100%' height='100%' fill='white'/>\
+         <clipPath id='plot'><rect x='{left}' y='{top}' width='{}' height='{}'/></clipPath>\
+         <text x='{}' y='14' text-anchor='middle' font-size='13'>Space against false \
+         positives, measured at 1 M items (lower left is better)</text>",
+        w - left - right,
+        h - top - bottom,
+        (left + w - right) / 2.0
     );
-    for b in (4..=36).step_by(4) {
+    for b in (4..=44).step_by(4) {
         let x = px(b as f64);
         let _ = write!(
             s,
@@ -219,7 +225,8 @@ fn svg(points: &[Point]) -> String {
             .collect();
         let _ = write!(
             s,
-            "<polyline fill='none' stroke='{color}' stroke-dasharray='6 4' points='{}'/>",
+            "<polyline fill='none' stroke='{color}' stroke-dasharray='6 4' clip-path='url(#plot)' \
+             points='{}'/>",
             pts.join(" ")
         );
         let _ = write!(s, "<!-- {name} -->");

@@ -377,7 +377,7 @@ impl CuckooFilter {
     }
 
     /// Total slots: buckets × bucket size. Inserts start failing somewhat below this (about
-    /// 86 %, 96 % and 98.5 % of it for buckets of 2, 4 and 8).
+    /// 88 %, 97 % and 99.5 % of it for buckets of 2, 4 and 8).
     ///
     /// ```
     /// let f = cuckoo_sst::CuckooFilter::with_capacity(1000);

@@ -40,16 +40,20 @@
 //!
 //! Each key stores an `f`-bit fingerprint in one of two candidate buckets of `b` slots. A
 //! lookup of an absent key compares against at most `2b` fingerprints, so the false-positive
-//! rate is at most `1 − (1 − 1/(2^f − 1))^(2b) ≈ 2b / 2^f`, and a table holds about 84 %, 95 %
-//! or 98 % of its slots before inserts start failing for `b` = 2, 4, 8.
+//! rate is at most `1 − (1 − 1/(2^f − 1))^(2b) ≈ 2b / 2^f`. Tables fill to about 88 %, 97 % and
+//! 99.5 % of their slots before inserts start failing for `b` = 2, 4, 8, and are sized for
+//! 84 %, 95 % and 98 %. Fingerprints of any width from 7 to 32 bits are bit-packed, and buckets
+//! of 4 can be *semi-sorted* (Fan et al. §5.2), saving one more bit per item;
+//! [`Config::false_positive_rate`] picks the layout with the fewest bits per item:
 //!
-//! | bucket size | fingerprint | false-positive bound | table sized for | bits per item |
+//! | target ε | layout chosen | bits per item (1 M items) | measured FPR | space-optimal Bloom |
 //! |---|---|---|---|---|
-//! | 4 | 8 bits  | 3.1 %    | 94 % load | 8.5  |
-//! | 4 | 16 bits | 0.012 %  | 94 % load | 17.0 |
-//! | 8 | 16 bits | 0.024 %  | 97 % load | 16.5 |
-//! | 2 | 16 bits | 0.0061 % | 80 % load | 20.0 |
-//! | 4 | 32 bits | 1.9e-9   | 94 % load | 34.0 |
+//! | 1 %     | semi-sorted, b = 4, f = 10 | 9.49  | 0.74 %   | 9.57  |
+//! | 0.1 %   | semi-sorted, b = 4, f = 13 | 12.66 | 0.093 %  | 14.35 |
+//! | 0.01 %  | semi-sorted, b = 4, f = 17 | 16.88 | 0.0055 % | 19.13 |
+//! | 0.001 % | semi-sorted, b = 4, f = 20 | 20.04 | 0.00075 % | 23.92 |
+//!
+//! [`Encoding::Plain`] (8-, 16- or 32-bit slots) trades space for the fastest lookups.
 //!
 //! # Guarantees
 //!
