@@ -187,7 +187,9 @@ impl MappedFilter {
 
     /// Every level's view, newest (largest) first; empty if the file failed verification.
     fn views(&self) -> impl Iterator<Item = FilterRef<'_>> {
-        (0..self.meta.levels.len()).rev().map_while(|k| self.level(k))
+        (0..self.meta.levels.len())
+            .rev()
+            .map_while(|k| self.level(k))
     }
 
     /// Whether `key` may be in the filter: `false` means certainly absent.
