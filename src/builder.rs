@@ -163,14 +163,11 @@ impl FilterBuilder {
                     debug_assert_eq!(f.len(), distinct);
                     return Ok(f);
                 }
-                Err(e @ Error::Full { .. }) => last_error = Some(e),
+                Err(e @ Error::Full) => last_error = Some(e),
                 Err(e) => return Err(e),
             }
         }
-        Err(last_error.unwrap_or(Error::Full {
-            len: 0,
-            capacity: 0,
-        }))
+        Err(last_error.unwrap_or(Error::Full))
     }
 }
 

@@ -246,7 +246,7 @@ impl Config {
     ///     if let Err(e) = f.insert(&i.to_le_bytes()) { break e; }
     ///     i += 1;
     /// };
-    /// assert!(matches!(err, Error::Full { .. }));
+    /// assert!(matches!(err, Error::Full));
     /// assert_eq!(f.levels(), 2);
     /// assert!((0..i).all(|k| f.contains(&k.to_le_bytes())));
     /// # Ok::<(), cuckoo_sst::Error>(())

@@ -25,14 +25,11 @@ pub enum Error {
         /// What is wrong with it and which values are accepted.
         reason: String,
     },
-    /// An insert found no free slot within `max_kicks` relocations. The filter is exactly as it
-    /// was before the call: every key inserted earlier is still found.
-    Full {
-        /// Items in the filter (unchanged by the failed insert).
-        len: u64,
-        /// Total slots in the filter.
-        capacity: u64,
-    },
+    /// An insert found no free slot within `max_kicks` relocations (or a growable filter may
+    /// not grow further). The filter is exactly as it was before the call: every key inserted
+    /// earlier is still found. (A unit variant, so both `Error::Full` and `Error::Full`
+    /// match it; the filter's `len()` and `capacity()` tell how full it is.)
+    Full,
     /// The table for the requested configuration could not be allocated.
     OutOfMemory {
         /// The number of bytes that were requested.
@@ -122,10 +119,10 @@ impl fmt::Display for Error {
             Error::InvalidConfig { setting, reason } => {
                 write!(f, "invalid configuration: {setting}: {reason}")
             }
-            Error::Full { len, capacity } => write!(
+            Error::Full => write!(
                 f,
-                "filter is full: no free slot found for the key ({len} items in {capacity} slots); \
-                 nothing was changed — size the filter for more items or use a growable filter"
+                "filter is full: no free slot found for the key, and nothing was changed; size \
+                 the filter for more items or use a growable filter (ScalableCuckooFilter)"
             ),
             Error::OutOfMemory { bytes } => write!(
                 f,

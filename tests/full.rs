@@ -27,10 +27,8 @@ fn failed_inserts_change_nothing() {
             let before = f.clone();
             match f.insert(&k) {
                 Ok(()) => inserted.push(k),
-                Err(Error::Full { len, capacity }) => {
+                Err(Error::Full) => {
                     failures += 1;
-                    assert_eq!(len as usize, f.len());
-                    assert_eq!(capacity as usize, f.capacity());
                     assert!(f == before, "{layout:?}: failed insert changed the filter");
                 }
                 Err(e) => panic!("{e}"),
@@ -67,7 +65,7 @@ fn a_key_fits_two_buckets_worth_of_copies() {
         }
         let before = f.clone();
         for _ in 0..3 {
-            let full = matches!(f.insert(b"dup"), Err(Error::Full { .. }));
+            let full = matches!(f.insert(b"dup"), Err(Error::Full));
             assert!(full, "{layout:?}");
             assert!(f == before);
         }

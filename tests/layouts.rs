@@ -30,7 +30,7 @@ fn build(
     let placed = (0..n)
         .map(|i| match f.insert(&key(i)) {
             Ok(()) => true,
-            Err(Error::Full { .. }) => false,
+            Err(Error::Full) => false,
             Err(e) => panic!("{e}"),
         })
         .collect();

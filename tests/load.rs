@@ -19,7 +19,7 @@ fn load_at_first_failure(b: usize, bits: u32, buckets: usize, seed: u64) -> (f64
     loop {
         match f.insert(&[&seed.to_le_bytes()[..], &i.to_le_bytes()[..]].concat()) {
             Ok(()) => i += 1,
-            Err(Error::Full { .. }) => return (f.load_factor(), f.num_buckets()),
+            Err(Error::Full) => return (f.load_factor(), f.num_buckets()),
             Err(e) => panic!("{e}"),
         }
     }

@@ -54,7 +54,7 @@ fuzz_target!(|data: &[u8]| {
         for i in 0u32..64 {
             match chain.insert(&i.to_le_bytes()) {
                 Ok(()) => added += 1,
-                Err(cuckoo_sst::Error::Full { .. }) => break,
+                Err(cuckoo_sst::Error::Full) => break,
                 Err(e) => panic!("{e}"),
             }
         }
