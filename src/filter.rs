@@ -218,8 +218,9 @@ impl CuckooFilter {
         let mut homeless = s.fp;
         self.undo.clear();
         for _ in 0..self.max_kicks {
+            let residents = g.bucket_slots(t, bucket);
             for slot in 0..b {
-                let resident = g.get(t, bucket, slot);
+                let resident = residents[slot as usize];
                 let alt = hash::alt_bucket(bucket, resident, m);
                 if g.try_put(t, alt, alt, resident) {
                     g.set(t, bucket, slot, homeless);

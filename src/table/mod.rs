@@ -449,6 +449,19 @@ impl Geometry {
     /// lookup kernel, comparing against 0.
     #[inline]
     pub(crate) fn try_put(&self, t: &mut [u8], i1: u64, i2: u64, fp: u32) -> bool {
+        if self.encoding == Encoding::SemiSorted {
+            // Decode each bucket once: sorted, its empty slots (0) come first.
+            let buckets = [i1, i2];
+            for &i in &buckets[..if i1 == i2 { 1 } else { 2 }] {
+                let mut fps = self.semi_bucket(t, i);
+                if fps[0] == 0 {
+                    fps[0] = fp;
+                    self.set_semi_bucket(t, i, fps);
+                    return true;
+                }
+            }
+            return false;
+        }
         let b = self.bucket_size;
         let empty = kernel::match_mask(self, t, i1, i2, 0) & ((1 << (2 * b)) - 1);
         if empty == 0 {
@@ -461,6 +474,20 @@ impl Geometry {
             self.set(t, i2, first - b, fp);
         }
         true
+    }
+
+    /// Every slot of `bucket` (the first `b` entries), decoded once.
+    #[inline]
+    pub(crate) fn bucket_slots(&self, t: &[u8], bucket: u64) -> [u32; 8] {
+        let mut out = [0u32; 8];
+        if self.encoding == Encoding::SemiSorted {
+            out[..4].copy_from_slice(&self.semi_bucket(t, bucket));
+        } else {
+            for s in 0..self.bucket_size {
+                out[s as usize] = self.get(t, bucket, s);
+            }
+        }
+        out
     }
 
     /// Clears one slot of `bucket` holding `fp`; false when there is none.
