@@ -26,7 +26,7 @@ pub const DEFAULT_SEED: u64 = 0x6375_636B_6F6F_7373; // "cuckooss"
 
 /// The occupancy a table is sized for, per bucket size: `capacity` items need
 /// `capacity / (b · load)` buckets. It sits below the load at which inserts first fail in large
-/// tables (about 87 %, 97 % and 99.5 % with 16-bit fingerprints, 86 %, 96 % and 99 % with 8-bit
+/// tables (about 88 %, 97 % and 99.5 % with 16-bit fingerprints, 86 %, 96 % and 99 % with 8-bit
 /// ones, at 500 kicks; `tests/load.rs`).
 pub(crate) const fn sizing_load(bucket_size: u32) -> f64 {
     match bucket_size {

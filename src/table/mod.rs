@@ -271,7 +271,7 @@ impl Geometry {
     }
 
     /// Bytes holding buckets, `ceil(m · bucket_bits / 8)`; the rest of the region is zero
-    /// padding (and, for bit-packed encodings, the 8 bytes of slack).
+    /// padding (and, for bit-packed encodings, the 16 bytes of slack).
     #[inline]
     pub(crate) const fn used_bytes(&self) -> usize {
         self.used_bytes
