@@ -1,8 +1,9 @@
-//! Measured false-positive rates, with fixed seeds, over at least a million absent keys: at or
-//! below `expected_fpr()` (the full-bucket bound) for every layout, and within five standard
-//! deviations of `estimated_fpr()` (the rate at the measured load). And space: at 1 M items
-//! the layout chosen for ε ∈ {1 %, 0.1 %, 0.01 %, 0.001 %} measures at most ε and takes fewer
-//! bits per item than a space-optimal Bloom filter, 1.44·log2(1/ε).
+//! Measured false-positive rates, with fixed seeds, over millions of absent keys: for every
+//! layout, the count of false positives is what `estimated_fpr()` (the rate at the measured
+//! load) predicts, within a range that holds with probability 1 − 2·10⁻⁷, and not above what
+//! `expected_fpr()` (the full-bucket bound) allows. And space: at 1 M items the layout chosen
+//! for ε ∈ {1 %, 0.1 %, 0.01 %, 0.001 %} measures at most ε and takes fewer bits per item than
+//! a space-optimal Bloom filter, 1.44·log2(1/ε).
 
 mod common;
 
@@ -24,33 +25,83 @@ fn filled(config: Config, n: u64) -> CuckooFilter {
     f
 }
 
-/// Fill a filter to its configured capacity, then probe absent keys: at least a million, and
-/// enough that the bound is four standard deviations above the rate expected at the reached
-/// load (near full, the bound is only a few percent above it). With 32-bit fingerprints the
-/// rate (~1e-9) is too small to measure: a million keys expect 0.002 hits.
-#[test]
-fn measured_fpr_is_within_the_bound_for_every_layout() {
-    for layout in common::LAYOUTS {
-        let f = filled(common::config(200_000, layout).seed(2024), 200_000);
-        let (est, bound) = (f.estimated_fpr(), f.expected_fpr());
-        let trials = if bound * 1e6 < 1.0 {
-            1_000_000
-        } else {
-            (16.0 * est / (bound - est).powi(2)).clamp(1e6, 2e8) as u64
-        };
-        let rate = measured_rate(&f, trials);
-        let sigma = (est * (1.0 - est) / trials as f64).sqrt();
-        println!(
-            "{layout:?}: measured {rate:.3e} over {trials} keys, estimated {est:.3e} at load \
-             {:.3}, bound {bound:.3e}",
-            f.load_factor(),
-        );
-        assert!(rate <= bound, "{layout:?}: {rate} > bound {bound}");
-        assert!(
-            (rate - est).abs() <= 5.0 * sigma + 1.0 / trials as f64,
-            "{layout:?}: measured {rate} vs estimated {est} (sigma {sigma})"
+/// The range `lo..=hi` that a Poisson count with mean `lambda` falls outside of with
+/// probability below `tail` on each side: exact sums up to a mean of 1000, the normal
+/// approximation (±5.3σ for 1e-7) above.
+fn poisson_range(lambda: f64, tail: f64) -> (u64, u64) {
+    if lambda > 1000.0 {
+        let z = 5.3;
+        assert!(tail >= 1e-7, "the normal branch is set for tails of 1e-7");
+        let s = lambda.sqrt();
+        return (
+            (lambda - z * s).floor().max(0.0) as u64,
+            (lambda + z * s).ceil() as u64,
         );
     }
+    // pmf(k) from pmf(0) = e^-λ, in log space so that λ up to 1000 does not underflow.
+    let mut log_p = -lambda;
+    let mut below = 0.0; // P(X < k)
+    let mut lo = 0;
+    let mut k = 0u64;
+    loop {
+        let p = log_p.exp();
+        if below + p >= tail && lo == 0 && below < tail {
+            lo = k;
+        }
+        below += p;
+        if 1.0 - below < tail && k as f64 >= lambda {
+            return (lo, k);
+        }
+        k += 1;
+        log_p += lambda.ln() - (k as f64).ln();
+    }
+}
+
+/// Fill a filter to its configured capacity, then probe two million absent keys: the count
+/// of false positives is a Poisson (binomial) draw whose mean is `estimated_fpr()` (the rate at
+/// the reached load) times the trials, and must fall in the range that holds it with
+/// probability 1 − 2·10⁻⁷; nor may it exceed the range of `expected_fpr()`, the full-bucket
+/// bound. With 24- and 32-bit fingerprints the mean is below one hit, and the range says so
+/// (at most two or three hits).
+#[test]
+fn measured_fpr_matches_the_estimate_for_every_layout() {
+    const TRIALS: u64 = 2_000_000;
+    for layout in common::layouts() {
+        let f = filled(common::config(200_000, layout).seed(2024), 200_000);
+        let (est, bound) = (f.estimated_fpr(), f.expected_fpr());
+        assert!(
+            est <= bound,
+            "{layout:?}: estimate {est} above the bound {bound}"
+        );
+        let hits = (measured_rate(&f, TRIALS) * TRIALS as f64).round() as u64;
+        let (lo, hi) = poisson_range(est * TRIALS as f64, 1e-7);
+        let (_, bound_hi) = poisson_range(bound * TRIALS as f64, 1e-7);
+        println!(
+            "{layout:?}: {hits} false positives in {TRIALS} (expected {lo}..={hi} at load \
+             {:.3}: estimate {est:.3e}, bound {bound:.3e})",
+            f.load_factor(),
+        );
+        assert!(
+            (lo..=hi).contains(&hits),
+            "{layout:?}: {hits} hits, expected {lo}..={hi} (estimate {est})"
+        );
+        assert!(
+            hits <= bound_hi,
+            "{layout:?}: {hits} hits above the bound's {bound_hi}"
+        );
+    }
+}
+
+#[test]
+fn poisson_ranges_are_right() {
+    // λ = 0.45: P(X ≥ 6) ≈ 7.9e-6, P(X ≥ 7) ≈ 4.9e-7, P(X ≥ 8) ≈ 2.8e-8.
+    assert_eq!(poisson_range(0.45, 1e-7), (0, 7));
+    assert_eq!(poisson_range(0.45, 1e-5), (0, 5));
+    // λ = 100: about ±5σ, the left tail of a Poisson being the thinner one.
+    assert_eq!(poisson_range(100.0, 1e-7), (53, 156));
+    // λ = 14.4: P(X = 0) = e^-14.4 ≈ 5.6e-7 is above the tail, so 0 is inside the range.
+    assert_eq!(poisson_range(14.4, 1e-7).0, 0);
+    assert_eq!(poisson_range(1e6, 1e-7), (994_700, 1_005_300));
 }
 
 #[test]

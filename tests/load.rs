@@ -1,6 +1,7 @@
-//! Load factor at the first failed insert (paper §5.1): the minimum over 10 seeds, with at
-//! least 2^16 buckets and 16-bit fingerprints, is at least 84 %, 95 % and 98 % for buckets of
-//! 2, 4 and 8.
+//! Load factor at the first failed insert (paper §5.1), over 10 seeds, with 2^16 buckets and
+//! 16-bit fingerprints: every seed reaches the paper's 84 %, 95 % and 98 % for buckets of 2, 4
+//! and 8, and the crate's documented "about 88 %, 97 % and 99.5 %" — within 87.5–89 %,
+//! 97–98 % and 99.5–100 %.
 
 use cuckoo_sst::{Config, CuckooFilter, Error};
 
@@ -26,14 +27,20 @@ fn load_at_first_failure(b: usize, bits: u32, buckets: usize, seed: u64) -> (f64
 }
 
 #[test]
-fn load_factor_at_first_failure_meets_the_paper() {
-    for (b, want) in [(2usize, 0.84), (4, 0.95), (8, 0.98)] {
+fn load_factor_at_first_failure_meets_the_paper_and_the_docs() {
+    for (b, paper, docs) in [
+        (2usize, 0.84, 0.875..=0.89),
+        (4, 0.95, 0.97..=0.98),
+        (8, 0.98, 0.995..=1.0),
+    ] {
         let loads: Vec<f64> = (0..10)
             .map(|seed| load_at_first_failure(b, 16, 1 << 16, seed).0)
             .collect();
-        let min = loads.iter().copied().fold(1.0, f64::min);
-        println!("b={b}: min load at first failure {min:.4} over 10 seeds: {loads:.4?}");
-        assert!(min >= want, "b={b}: min load {min} < {want}");
+        println!("b={b}: load at first failure over 10 seeds: {loads:.4?}");
+        for load in loads {
+            assert!(load >= paper, "b={b}: load {load} < the paper's {paper}");
+            assert!(docs.contains(&load), "b={b}: load {load} outside {docs:?}");
+        }
     }
 }
 

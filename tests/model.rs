@@ -3,7 +3,7 @@
 
 mod common;
 
-use cuckoo_sst::{Config, CuckooFilter, Encoding, Error, KeyHash};
+use cuckoo_sst::{Config, CuckooFilter, Error, KeyHash};
 use proptest::prelude::*;
 use std::collections::HashMap;
 
@@ -92,7 +92,7 @@ proptest! {
     #[test]
     fn no_false_negatives_against_a_model(
         capacity in 8usize..200,
-        layout in prop::sample::select(common::LAYOUTS.to_vec()),
+        layout in prop::sample::select(common::layouts()),
         seed in any::<u64>(),
         ops in prop::collection::vec(op(300), 1..600),
     ) {
@@ -104,21 +104,27 @@ proptest! {
     #[test]
     fn duplicates_never_lose_keys(
         seed in any::<u64>(),
-        layout in prop::sample::select(common::LAYOUTS.to_vec()),
+        layout in prop::sample::select(common::layouts()),
         ops in prop::collection::vec(op(6), 1..400),
     ) {
         run(common::config(1000, layout).seed(seed), ops)?;
     }
 
-    /// Low `max_kicks` makes the rollback path common.
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// Low `max_kicks` makes the rollback path common; each case runs in every layout, so none
+    /// is left to chance.
     #[test]
     fn rollback_keeps_everything_with_few_kicks(
         seed in any::<u64>(),
         kicks in 0u32..4,
-        encoding in prop::sample::select(vec![Encoding::Plain, Encoding::Packed, Encoding::SemiSorted]),
-        ops in prop::collection::vec(op(500), 1..500),
+        ops in prop::collection::vec(op(500), 1..400),
     ) {
-        let c = Config::new(100).fingerprint_bits(8).encoding(encoding);
-        run(c.seed(seed).max_kicks(kicks), ops)?;
+        for layout in common::layouts() {
+            run(common::config(100, layout).seed(seed).max_kicks(kicks), ops.clone())?;
+        }
     }
 }
