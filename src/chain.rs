@@ -224,6 +224,35 @@ impl ScalableCuckooFilter {
         self.levels.iter().rev().any(|l| l.contains_hash(h))
     }
 
+    /// [`contains_hash`](Self::contains_hash) for many keys: `out[i]` is the answer for
+    /// `hashes[i]`. Every level is probed in groups of 16 keys whose buckets are prefetched
+    /// first (see [`FilterRef::contains_batch`]).
+    ///
+    /// # Panics
+    /// If `hashes` and `out` differ in length.
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, KeyHash, ScalableCuckooFilter};
+    /// let mut f = ScalableCuckooFilter::new(Config::new(10))?;
+    /// for i in 0..100u32 {
+    ///     f.insert(&i.to_le_bytes())?;
+    /// }
+    /// let hashes: Vec<KeyHash> = (0..100u32).map(|i| KeyHash::of(&i.to_le_bytes())).collect();
+    /// let mut out = vec![false; hashes.len()];
+    /// f.contains_batch(&hashes, &mut out);
+    /// assert!(f.levels() > 1 && out.iter().all(|&found| found));
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn contains_batch(&self, hashes: &[KeyHash], out: &mut [bool]) {
+        let views: Vec<FilterRef<'_>> = self
+            .levels
+            .iter()
+            .rev()
+            .map(|l| l.as_filter_ref())
+            .collect();
+        crate::view::contains_batch_any(&views, hashes, out);
+    }
+
     /// Copies of `key`'s fingerprint across all levels.
     ///
     /// ```

@@ -258,19 +258,16 @@ impl MappedFilter {
             "contains_batch: one output per hash"
         );
         if !self.checked() {
-            out.fill(true);
+            assert_eq!(
+                hashes.len(),
+                out.len(),
+                "contains_batch: one output per hash"
+            );
+            out.fill(true); // damaged file: maybe present, never a false negative
             return;
         }
-        let mut views = self.views();
-        let Some(first) = views.next() else {
-            return out.fill(true);
-        };
-        first.contains_batch(hashes, out);
-        for v in views {
-            for (o, h) in out.iter_mut().zip(hashes) {
-                *o = *o || v.contains_hash(*h);
-            }
-        }
+        let views: Vec<FilterRef<'_>> = self.views().collect();
+        crate::view::contains_batch_any(&views, hashes, out);
     }
 
     /// Copies of `key`'s fingerprint across all levels. A file that failed verification

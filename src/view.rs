@@ -144,28 +144,7 @@ impl<'a> FilterRef<'a> {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn contains_batch(&self, hashes: &[KeyHash], out: &mut [bool]) {
-        const GROUP: usize = 16;
-        assert_eq!(
-            hashes.len(),
-            out.len(),
-            "contains_batch: one output per hash"
-        );
-        let mut slots = [Slot {
-            i1: 0,
-            i2: 0,
-            fp: 0,
-            seeded: 0,
-        }; GROUP];
-        for (hs, os) in hashes.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
-            for (slot, &h) in slots.iter_mut().zip(hs) {
-                *slot = locate(&self.geo, self.seed, h);
-                prefetch(self.table, self.geo.bucket_offset(slot.i1));
-                prefetch(self.table, self.geo.bucket_offset(slot.i2));
-            }
-            for (o, s) in os.iter_mut().zip(&slots) {
-                *o = kernel::contains(&self.geo, self.table, s.i1, s.i2, s.fp);
-            }
-        }
+        contains_batch_any(std::slice::from_ref(self), hashes, out);
     }
 
     /// Prefetches the two buckets of a key hash, so that a later lookup of it (in this filter)
@@ -364,5 +343,40 @@ impl std::fmt::Debug for FilterRef<'_> {
             .field("encoding", &self.geo.encoding())
             .field("seed", &self.seed)
             .finish()
+    }
+}
+
+/// `out[i]`: whether any of `views` may hold `hashes[i]` — the batched lookup of a single
+/// filter (one view) and of a chain's levels. Works in groups of 16 keys: for each view in
+/// turn, derives the group's buckets and prefetches them, then probes them, so the memory
+/// latencies of the group's lookups overlap.
+///
+/// # Panics
+/// If `hashes` and `out` differ in length.
+pub(crate) fn contains_batch_any(views: &[FilterRef<'_>], hashes: &[KeyHash], out: &mut [bool]) {
+    const GROUP: usize = 16;
+    assert_eq!(
+        hashes.len(),
+        out.len(),
+        "contains_batch: one output per hash"
+    );
+    let mut slots = [Slot {
+        i1: 0,
+        i2: 0,
+        fp: 0,
+        seeded: 0,
+    }; GROUP];
+    for (hs, os) in hashes.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
+        os.fill(false);
+        for v in views {
+            for (slot, &h) in slots.iter_mut().zip(hs) {
+                *slot = locate(&v.geo, v.seed, h);
+                prefetch(v.table, v.geo.bucket_offset(slot.i1));
+                prefetch(v.table, v.geo.bucket_offset(slot.i2));
+            }
+            for (o, s) in os.iter_mut().zip(&slots) {
+                *o |= kernel::contains(&v.geo, v.table, s.i1, s.i2, s.fp);
+            }
+        }
     }
 }

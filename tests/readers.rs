@@ -1,0 +1,285 @@
+//! Every reader holds to one answer. For single filters in every layout, and for chains of at
+//! least three levels in every encoding and bucket size, the batched lookups of
+//! `CuckooFilter`, `ScalableCuckooFilter`, `FilterRef` (of an owned filter, of bytes at an odd
+//! offset, of each level) and `MappedFilter` (verified on open, or on first use) equal
+//! `contains_hash` key by key, for batch lengths around the group size of 16 — and
+//! `contains_hash` finds every key inserted. Chains built with an explicit bucket size and
+//! encoding survive `to_bytes` → `from_bytes` → `save` → `MappedFilter::open` level by level,
+//! and grow on to the same bytes as a chain never saved.
+
+mod common;
+
+use cuckoo_sst::{
+    Config, CuckooFilter, Encoding, FilterRef, KeyHash, MappedFilter, ScalableCuckooFilter,
+};
+
+/// Batch lengths: empty, one, around the group of 16, and neither a multiple of 16 nor small.
+const BATCH_LENS: [usize; 8] = [0, 1, 15, 16, 17, 37, 1000, 4099];
+
+/// Keys inserted into each chain: with a first level of 100 and growth factor 2, the levels
+/// hold 100, 200, 400, 800 — four levels.
+const CHAIN_KEYS: u64 = 1500;
+
+fn key(i: u64) -> [u8; 16] {
+    let mut k = *b"readers:\0\0\0\0\0\0\0\0";
+    k[8..].copy_from_slice(&i.to_be_bytes());
+    k
+}
+
+/// Every (encoding, bucket size) a chain can be fixed to.
+fn classes() -> Vec<(Encoding, usize)> {
+    let mut v = Vec::new();
+    for e in [Encoding::Plain, Encoding::Packed] {
+        for b in [2, 4, 8] {
+            v.push((e, b));
+        }
+    }
+    v.push((Encoding::SemiSorted, 4));
+    v
+}
+
+/// 6000 hashes, half of keys `0..n` (present) and half of keys `n..2n` (absent), interleaved.
+fn probes(n: u64) -> Vec<KeyHash> {
+    (0..6000u64)
+        .map(|i| KeyHash::of(&key(i * 7 % (2 * n))))
+        .collect()
+}
+
+/// `batch` equals `single` on windows of every length in [`BATCH_LENS`] at the start, at an
+/// odd offset and at the end of `hashes`, with the output pre-filled both ways (so a slot the
+/// batch forgets to write is caught).
+fn assert_batch_matches(
+    what: &str,
+    hashes: &[KeyHash],
+    single: impl Fn(KeyHash) -> bool,
+    batch: impl Fn(&[KeyHash], &mut [bool]),
+) {
+    let want: Vec<bool> = hashes.iter().map(|&h| single(h)).collect();
+    for len in BATCH_LENS {
+        for start in [0, 5, hashes.len() - len] {
+            for fill in [false, true] {
+                let mut out = vec![fill; len];
+                batch(&hashes[start..start + len], &mut out);
+                for (i, (&got, &w)) in out.iter().zip(&want[start..start + len]).enumerate() {
+                    assert_eq!(
+                        got,
+                        w,
+                        "{what}: batch of {len} at {start} (pre-filled {fill}), key {}",
+                        start + i
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn tmp() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("readers.cksst");
+    (dir, path)
+}
+
+fn chain(e: Encoding, b: usize, target: f64, seed: u64) -> ScalableCuckooFilter {
+    let config = Config::new(100)
+        .false_positive_rate(target)
+        .bucket_size(b)
+        .encoding(e)
+        .seed(seed);
+    let mut f = ScalableCuckooFilter::new(config).unwrap();
+    for i in 0..CHAIN_KEYS {
+        f.insert(&key(i)).unwrap();
+    }
+    f
+}
+
+#[test]
+fn single_filters_in_every_layout_answer_alike_on_every_reader() {
+    let n = 3000u64;
+    let hashes = probes(n);
+    for layout in common::layouts() {
+        let mut f = CuckooFilter::new(common::config(n as usize, layout).seed(6)).unwrap();
+        for i in 0..n {
+            f.insert(&key(i)).unwrap();
+        }
+        assert!(
+            (0..n).all(|i| f.contains(&key(i))),
+            "{layout:?}: a false negative"
+        );
+        let single = |h| f.contains_hash(h);
+        let what = format!("{layout:?}");
+        assert_batch_matches(&format!("{what} CuckooFilter"), &hashes, single, |h, o| {
+            f.contains_batch(h, o)
+        });
+        let view = f.as_filter_ref();
+        assert_batch_matches(&format!("{what} as_filter_ref"), &hashes, single, |h, o| {
+            view.contains_batch(h, o)
+        });
+        // The bytes inside a larger block, at an odd offset.
+        let mut block = vec![0xA5u8; 3];
+        f.write_to(&mut block).unwrap();
+        let from_bytes = FilterRef::from_bytes(&block[3..]).unwrap();
+        assert_batch_matches(
+            &format!("{what} FilterRef::from_bytes"),
+            &hashes,
+            single,
+            |h, o| from_bytes.contains_batch(h, o),
+        );
+        let (_dir, path) = tmp();
+        f.save(&path).unwrap();
+        let mapped = MappedFilter::open(&path).unwrap();
+        assert_batch_matches(&format!("{what} MappedFilter"), &hashes, single, |h, o| {
+            mapped.contains_batch(h, o)
+        });
+        for &h in &hashes {
+            assert_eq!(mapped.contains_hash(h), f.contains_hash(h), "{what}");
+            assert_eq!(from_bytes.count_hash(h), f.count_hash(h), "{what}");
+            assert_eq!(mapped.count_hash(h), f.count_hash(h), "{what}");
+        }
+    }
+}
+
+#[test]
+fn chains_in_every_layout_answer_alike_on_every_reader() {
+    let hashes = probes(CHAIN_KEYS);
+    // 1 % and 25 %: the second gives 7- and 8-bit fingerprints and plenty of false positives,
+    // so the batches are held to the single lookups on absent keys too.
+    for target in [0.01, 0.25] {
+        for (e, b) in classes() {
+            let f = chain(e, b, target, 4);
+            let what = format!("{e:?} b={b} ε={target}");
+            assert!(f.levels() >= 3, "{what}: {} levels", f.levels());
+            assert!(
+                (0..CHAIN_KEYS).all(|i| f.contains(&key(i))),
+                "{what}: a false negative"
+            );
+            // The chain's answer is any level's answer.
+            let levels: Vec<FilterRef<'_>> = (0..f.levels()).map(|k| f.level(k).unwrap()).collect();
+            for &h in &hashes {
+                let any = levels.iter().any(|l| l.contains_hash(h));
+                assert_eq!(f.contains_hash(h), any, "{what}");
+                let count: usize = levels.iter().map(|l| l.count_hash(h)).sum();
+                assert_eq!(f.count_hash(h), count, "{what}");
+            }
+            let single = |h| f.contains_hash(h);
+            assert_batch_matches(&format!("{what} chain"), &hashes, single, |h, o| {
+                f.contains_batch(h, o)
+            });
+            for (k, l) in levels.iter().enumerate() {
+                assert_batch_matches(
+                    &format!("{what} level {k}"),
+                    &hashes,
+                    |h| l.contains_hash(h),
+                    |h, o| l.contains_batch(h, o),
+                );
+            }
+            let bytes = f.to_bytes();
+            let reopened = ScalableCuckooFilter::from_bytes(&bytes).unwrap();
+            assert_batch_matches(&format!("{what} from_bytes"), &hashes, single, |h, o| {
+                reopened.contains_batch(h, o)
+            });
+            let (_dir, path) = tmp();
+            f.save(&path).unwrap();
+            let mapped = MappedFilter::open(&path).unwrap();
+            assert_eq!(mapped.levels(), f.levels());
+            assert_batch_matches(&format!("{what} MappedFilter"), &hashes, single, |h, o| {
+                mapped.contains_batch(h, o)
+            });
+            for &h in &hashes {
+                assert_eq!(mapped.contains_hash(h), f.contains_hash(h), "{what}");
+                assert_eq!(mapped.count_hash(h), f.count_hash(h), "{what}");
+            }
+            for (k, level) in levels.iter().enumerate() {
+                let l = mapped.level(k).unwrap();
+                assert_batch_matches(
+                    &format!("{what} mapped level {k}"),
+                    &hashes,
+                    |h| level.contains_hash(h),
+                    |h, o| l.contains_batch(h, o),
+                );
+            }
+            // Verified on first use: the first call is a batch.
+            let lazy = MappedFilter::open_unverified(&path).unwrap();
+            let mut out = vec![false; hashes.len()];
+            lazy.contains_batch(&hashes, &mut out);
+            assert!(lazy.is_verified());
+            let want: Vec<bool> = hashes.iter().map(|&h| f.contains_hash(h)).collect();
+            assert_eq!(out, want, "{what}: unverified MappedFilter");
+        }
+    }
+}
+
+#[test]
+fn chains_with_a_fixed_layout_survive_saving_and_grow_on_alike() {
+    let hashes = probes(CHAIN_KEYS);
+    for (e, b) in classes() {
+        let what = format!("{e:?} b={b}");
+        let mut never_saved = chain(e, b, 0.01, 11);
+        let bytes = never_saved.to_bytes();
+        let reopened = ScalableCuckooFilter::from_bytes(&bytes).unwrap();
+        assert_eq!(reopened, never_saved, "{what}");
+        let (_dir, path) = tmp();
+        reopened.save(&path).unwrap();
+        let mapped = MappedFilter::open(&path).unwrap();
+        assert_eq!(mapped.as_bytes(), &bytes[..], "{what}");
+        assert_eq!(mapped.levels(), never_saved.levels(), "{what}");
+        for k in 0..never_saved.levels() {
+            let (want, got) = (never_saved.level(k).unwrap(), mapped.level(k).unwrap());
+            assert_eq!(got.bucket_size(), b, "{what} level {k}");
+            assert_eq!(got.encoding(), e, "{what} level {k}");
+            assert_eq!(
+                got.fingerprint_bits(),
+                want.fingerprint_bits(),
+                "{what} level {k}"
+            );
+            assert_eq!(got.num_buckets(), want.num_buckets(), "{what} level {k}");
+            assert_eq!(got.len(), want.len(), "{what} level {k}");
+            assert_eq!(got.seed(), want.seed(), "{what} level {k}");
+        }
+        for &h in &hashes {
+            assert_eq!(
+                mapped.contains_hash(h),
+                never_saved.contains_hash(h),
+                "{what}"
+            );
+        }
+        // Grow the reopened chain and the one never saved by the same keys: new levels keep
+        // the fixed layout, and the bytes are the same.
+        let mut grown = ScalableCuckooFilter::from_bytes(mapped.as_bytes()).unwrap();
+        let levels = grown.levels();
+        for i in CHAIN_KEYS..8 * CHAIN_KEYS {
+            grown.insert(&key(i)).unwrap();
+            never_saved.insert(&key(i)).unwrap();
+        }
+        assert!(grown.levels() > levels, "{what}: the chain did not grow");
+        for k in 0..grown.levels() {
+            let l = grown.level(k).unwrap();
+            assert_eq!((l.bucket_size(), l.encoding()), (b, e), "{what} level {k}");
+        }
+        assert_eq!(grown.to_bytes(), never_saved.to_bytes(), "{what}");
+    }
+}
+
+/// `save` replaces the file by rename: a mapping made before keeps the old file's bytes and
+/// answers, and a new mapping sees the new file.
+#[test]
+fn a_mapping_keeps_the_old_bytes_after_save() {
+    let (_dir, path) = tmp();
+    let mut old = CuckooFilter::new(Config::new(1000).seed(1)).unwrap();
+    for i in 0..1000 {
+        old.insert(&key(i)).unwrap();
+    }
+    old.save(&path).unwrap();
+    let mapped = MappedFilter::open(&path).unwrap();
+    let mut new = CuckooFilter::new(Config::new(1000).seed(2)).unwrap();
+    for i in 1000..2000 {
+        new.insert(&key(i)).unwrap();
+    }
+    new.save(&path).unwrap();
+    assert_eq!(mapped.as_bytes(), &old.to_bytes()[..]);
+    assert!((0..1000).all(|i| mapped.contains(&key(i))));
+    let absent_old = (1000..2000).filter(|&i| !mapped.contains(&key(i))).count();
+    assert!(absent_old > 950, "the old mapping answers for the new keys");
+    let remapped = MappedFilter::open(&path).unwrap();
+    assert_eq!(remapped.as_bytes(), &new.to_bytes()[..]);
+    assert!((1000..2000).all(|i| remapped.contains(&key(i))));
+}
