@@ -200,8 +200,8 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
         }
         if max_levels != 0 && level_count > max_levels {
             return Err(Error::corrupt(
-                "level_count",
-                format!("{level_count} levels exceed max_levels {max_levels}"),
+                "max_levels",
+                format!("{max_levels}, but the file holds {level_count} levels"),
             ));
         }
         let bucket_size = match h.chain_bucket_size {
