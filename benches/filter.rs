@@ -17,7 +17,7 @@
 //!   rounded up to a power of two).
 
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use cuckoo_sst::{Config, CuckooFilter, KeyHash};
+use cuckoo_sst::{Config, CuckooFilter, FilterBuilder, KeyHash};
 use std::hint::black_box;
 
 const SIZES: [(&str, u64); 2] = [("1M", 1_000_000), ("16M", 16_000_000)];
@@ -108,6 +108,35 @@ fn insert(c: &mut Criterion) {
     g.finish();
 }
 
+/// Building an SSTable's filter from all its keys: `FilterBuilder` (sort, then place in bucket
+/// order) against inserting the same keys one by one into a filter of the same size.
+fn build(c: &mut Criterion) {
+    let mut g = c.benchmark_group("build");
+    g.sample_size(10);
+    for (name, n) in SIZES {
+        g.throughput(Throughput::Elements(n));
+        g.bench_function(BenchmarkId::new("sst-builder", name), |b| {
+            b.iter(|| {
+                let mut builder = FilterBuilder::new(Config::new(n as usize));
+                for i in 0..n {
+                    builder.add_key(&key(i));
+                }
+                builder.finish().unwrap()
+            })
+        });
+        g.bench_function(BenchmarkId::new("sst-one-by-one", name), |b| {
+            b.iter(|| {
+                let mut f = CuckooFilter::new(Config::new(n as usize)).unwrap();
+                for i in 0..n {
+                    f.insert(&key(i)).unwrap();
+                }
+                f
+            })
+        });
+    }
+    g.finish();
+}
+
 fn lookups(c: &mut Criterion) {
     for (name, n) in SIZES {
         let f16 = sst(n, Some(16));
@@ -179,5 +208,5 @@ fn lookups(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, lookups, insert);
+criterion_group!(benches, lookups, insert, build);
 criterion_main!(benches);

@@ -17,7 +17,7 @@
 /// let h = KeyHash::of(b"apple");
 /// assert_eq!(h, a.hash_key(b"apple"));
 /// assert!(a.contains_hash(h));
-/// assert!(!b.contains_hash(h) || b.expected_fpr() > 0.0);
+/// assert!(!b.contains_hash(h)); // an empty filter contains nothing
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct KeyHash(u64);
@@ -232,7 +232,10 @@ mod tests {
 
     #[test]
     fn fingerprint_is_uniform_over_its_range() {
-        // 8-bit fingerprints of 255 * 4000 hashes: every value 1..=255 within 20 % of its mean.
+        // 8-bit fingerprints of 255 · 4000 hashes. Each value's count is binomial with mean
+        // 4000 and σ ≈ 63: every count within 5σ, and Pearson's χ² over the 255 values (254
+        // degrees of freedom: mean 254, σ ≈ 22.5) within 5σ of its mean. A fingerprint that
+        // used only 7 bits, or favoured some values by 10 %, fails both.
         let mut counts = [0u32; 256];
         let mut rng = SplitMix64::new(9);
         let n = 255 * 4000;
@@ -240,9 +243,19 @@ mod tests {
             counts[fingerprint(rng.next_u64(), 8) as usize] += 1;
         }
         assert_eq!(counts[0], 0);
+        let mean = 4000.0;
+        let sigma = (n as f64 * (1.0 / 255.0) * (254.0 / 255.0)).sqrt();
+        let mut chi2 = 0.0;
         for (v, &c) in counts.iter().enumerate().skip(1) {
-            assert!((3200..=4800).contains(&c), "fingerprint {v} seen {c} times");
+            let d = c as f64 - mean;
+            assert!(d.abs() <= 5.0 * sigma, "fingerprint {v} seen {c} times");
+            chi2 += d * d / mean;
         }
+        let dof = 254.0f64;
+        assert!(
+            (chi2 - dof).abs() <= 5.0 * (2.0 * dof).sqrt(),
+            "chi-square {chi2} for {dof} degrees of freedom"
+        );
     }
 
     #[test]

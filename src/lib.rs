@@ -50,8 +50,11 @@
 //! |---|---|---|---|---|
 //! | 1 %     | semi-sorted, b = 4, f = 10 | 9.49  | 0.74 %   | 9.57  |
 //! | 0.1 %   | semi-sorted, b = 4, f = 13 | 12.66 | 0.093 %  | 14.35 |
-//! | 0.01 %  | semi-sorted, b = 4, f = 17 | 16.88 | 0.0055 % | 19.13 |
-//! | 0.001 % | semi-sorted, b = 4, f = 20 | 20.04 | 0.00075 % | 23.92 |
+//! | 0.01 %  | semi-sorted, b = 4, f = 17 | 16.88 | 0.0058 % | 19.13 |
+//! | 0.001 % | semi-sorted, b = 4, f = 20 | 20.04 | 0.00078 % | 23.92 |
+//!
+//! (Measured by `cargo run --release --example space`; the README's "Space" section has every
+//! layout.)
 //!
 //! [`Encoding::Plain`] (8-, 16- or 32-bit slots) trades space for the fastest lookups.
 //!

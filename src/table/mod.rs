@@ -97,8 +97,9 @@ impl Encoding {
 pub(crate) const BUCKET_SIZES: [u32; 3] = [2, 4, 8];
 
 /// The narrowest fingerprints supported. With `f` bits a bucket has at most `2^f − 1` distinct
-/// alternate buckets; below 7 bits large tables stop filling well before their sizing load
-/// (measured: buckets of 2 with 6-bit fingerprints fail at 80 % in a table of 2^21 buckets).
+/// alternate buckets, so the relocation walk of a large table with narrow fingerprints stays
+/// within a small neighbourhood; at 7 and 8 bits tables still fill past their sizing load
+/// (`tests/load.rs`), below that they are not offered.
 pub(crate) const MIN_FP_BITS: u32 = 7;
 
 /// The fingerprint widths of the plain encoding (one slot each).
@@ -800,6 +801,17 @@ mod tests {
         assert!(scan(&g, buf.bytes()).is_err());
         buf.bytes_mut()[3] = 0x08; // bit 27: the last slot's top bit
         assert_eq!(scan(&g, buf.bytes()), Ok(1));
+    }
+
+    #[test]
+    fn an_impossible_allocation_is_out_of_memory() {
+        let bytes = usize::MAX - 63;
+        match TableBuf::zeroed(bytes) {
+            Err(Error::OutOfMemory { bytes: b }) => assert_eq!(b, bytes as u64),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(TableBuf::zeroed(0).unwrap().bytes().len(), 0);
+        assert_eq!(TableBuf::zeroed(128).unwrap().bytes(), &[0u8; 128][..]);
     }
 
     #[test]
