@@ -146,8 +146,12 @@ fn every_truncation_and_any_appended_byte_is_rejected() {
     let good = filled(Config::new(40).seed(1), 30).to_bytes();
     for len in 0..good.len() {
         assert_rejected(&good[..len], &format!("the first {len} bytes"));
+        // Shorter than a header: a header is expected; else the whole file.
+        let want = if len < 128 { 128 } else { good.len() as u64 };
         match FilterRef::from_bytes(&good[..len]) {
-            Err(Error::Truncated { .. }) => {}
+            Err(Error::Truncated { expected, found }) => {
+                assert_eq!((expected, found), (want, len as u64), "truncated to {len}")
+            }
             other => panic!("truncated to {len}: {other:?}"),
         }
     }
@@ -155,10 +159,12 @@ fn every_truncation_and_any_appended_byte_is_rejected() {
         let mut long = good.clone();
         long.resize(good.len() + extra, 0);
         assert_rejected(&long, &format!("{extra} appended bytes"));
-        assert!(matches!(
-            FilterRef::from_bytes(&long),
-            Err(Error::TrailingBytes { .. })
-        ));
+        match FilterRef::from_bytes(&long) {
+            Err(Error::TrailingBytes { expected, found }) => {
+                assert_eq!((expected, found), (good.len() as u64, long.len() as u64))
+            }
+            other => panic!("{extra} appended bytes: {other:?}"),
+        }
     }
 }
 

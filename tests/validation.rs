@@ -349,6 +349,25 @@ fn every_header_and_level_check_of_a_single_filter() {
             "TrailingBytes",
         ),
         ("file_len huge", |b| put_u64(b, 16, u64::MAX), "Truncated"),
+        (
+            // The level table (two descriptors, to byte 256) does not fit in file_len (200),
+            // though the bytes are longer still.
+            "level table past file_len",
+            |b| {
+                put_u32(b, 24, 2);
+                put_u64(b, 16, 200);
+            },
+            "Corrupt(level_count)",
+        ),
+        (
+            // A file that ends with its level table: the level table fits, the region not.
+            "no room for the region",
+            |b| {
+                b.truncate(192);
+                put_u64(b, 16, 192);
+            },
+            "Corrupt(level 0 region_len)",
+        ),
     ];
     // The length errors carry the lengths: fill them in.
     let cases: Vec<(&str, Patch, String)> = cases
@@ -660,4 +679,28 @@ fn every_chain_check() {
             "chain_bucket_size {bucket}, chain_encoding {code}"
         );
     }
+}
+
+/// A level may be completely full: `item_count == slots` is valid (one more is not).
+#[test]
+fn a_completely_full_table_is_valid() {
+    let mut f = CuckooFilter::new(Config::new(1).fingerprint_bits(16).seed(2)).unwrap();
+    let slots = f.capacity();
+    let mut i = 0;
+    while f.len() < slots {
+        let _ = f.insert(&key(i)); // a key that finds no room changes nothing
+        i += 1;
+        assert!(
+            i < 100_000,
+            "the {slots}-slot table never filled: {}",
+            f.len()
+        );
+    }
+    let good = f.to_bytes();
+    assert_eq!(single_answer(&good), "Ok");
+    let mut over = good.clone();
+    put_u64(&mut over, 152, slots as u64 + 1);
+    put_u64(&mut over, 88, slots as u64 + 1);
+    resign(&mut over);
+    assert_eq!(single_answer(&over), "Corrupt(level 0 item_count)");
 }

@@ -97,13 +97,13 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
 
     // 2. Version.
     let version = h.version.to_native();
+    if version > VERSION {
+        return Err(Error::UnsupportedVersion {
+            found: version,
+            supported: VERSION,
+        });
+    }
     if version != VERSION {
-        if version > VERSION {
-            return Err(Error::UnsupportedVersion {
-                found: version,
-                supported: VERSION,
-            });
-        }
         return Err(Error::corrupt(
             "version",
             format!("{version} is not a version"),
