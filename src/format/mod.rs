@@ -301,6 +301,15 @@ mod tests {
     }
 
     #[test]
+    fn combined_fpr_is_one_minus_the_product_of_the_misses() {
+        assert_eq!(combined_fpr([]), 0.0);
+        assert_eq!(combined_fpr([0.25]), 0.25);
+        assert_eq!(combined_fpr([0.5, 0.5]), 0.75);
+        let want = 1.0 - 0.9 * 0.8 * 0.7;
+        assert!((combined_fpr([0.1, 0.2, 0.3]) - want).abs() < 1e-15);
+    }
+
+    #[test]
     fn crc32_is_the_iso_hdlc_crc() {
         // The check value FORMAT.md gives.
         assert_eq!(crc32fast::hash(b"123456789"), 0xCBF4_3926);
