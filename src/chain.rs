@@ -244,13 +244,33 @@ impl ScalableCuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn contains_batch(&self, hashes: &[KeyHash], out: &mut [bool]) {
-        let views: Vec<FilterRef<'_>> = self
-            .levels
+        crate::view::contains_batch_any(&self.views(), hashes, out);
+    }
+
+    /// [`contains`](Self::contains) for many keys, hashed as their lookups start.
+    ///
+    /// # Panics
+    /// If `keys` and `out` differ in length.
+    ///
+    /// ```
+    /// let mut f = cuckoo_sst::ScalableCuckooFilter::new(cuckoo_sst::Config::new(10))?;
+    /// f.insert(b"a")?;
+    /// let mut out = [false; 2];
+    /// f.contains_batch_keys(&["a", "b"], &mut out);
+    /// assert!(out[0]);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn contains_batch_keys<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut [bool]) {
+        crate::view::contains_batch_keys_any(&self.views(), keys, out);
+    }
+
+    /// Every level's view, newest (largest) first.
+    fn views(&self) -> Vec<FilterRef<'_>> {
+        self.levels
             .iter()
             .rev()
             .map(|l| l.as_filter_ref())
-            .collect();
-        crate::view::contains_batch_any(&views, hashes, out);
+            .collect()
     }
 
     /// Copies of `key`'s fingerprint across all levels.

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::format::{self, FileMeta, FileOut, LevelMeta, LevelOut, decode};
 use crate::hash::{self, KeyHash, SplitMix64};
 use crate::persist;
-use crate::table::{Encoding, Geometry, TableBuf};
+use crate::table::{Codec, Encoding, Geometry, TableBuf, with_codec};
 use crate::view::{FilterRef, Slot, locate, locate_seeded};
 use std::io::Write;
 use std::path::Path;
@@ -154,7 +154,10 @@ impl CuckooFilter {
     /// seeded hash visit the buckets in order.
     pub(crate) fn try_put_first(&mut self, seeded: u64) -> bool {
         let s = locate_seeded(&self.geo, seeded);
-        let placed = self.geo.try_put(self.table.bytes_mut(), s.i1, s.i1, s.fp);
+        let placed = self
+            .geo
+            .layout()
+            .try_put(self.table.bytes_mut(), s.i1, s.i1, s.fp);
         self.len += placed as u64;
         placed
     }
@@ -206,51 +209,9 @@ impl CuckooFilter {
     /// buckets, 16-bit fingerprints) is at least 87.5 %, 97 % and 99.5 % for buckets of 2, 4
     /// and 8 (`tests/load.rs`).
     fn place(&mut self, s: Slot) -> Result<()> {
-        let g = self.geo;
-        let t = self.table.bytes_mut();
-        if g.try_put(t, s.i1, s.i2, s.fp) {
-            return Ok(());
-        }
-        let m = g.num_buckets();
-        let b = g.bucket_size();
-        let mut rng = SplitMix64::new(s.seeded);
-        let mut bucket = if rng.next_u64() & 1 == 0 { s.i1 } else { s.i2 };
-        let mut homeless = s.fp;
-        self.undo.clear();
-        for _ in 0..self.max_kicks {
-            let residents = g.bucket_slots(t, bucket);
-            for slot in 0..b {
-                let resident = residents[slot as usize];
-                let alt = hash::alt_bucket(bucket, resident, m);
-                if g.try_put(t, alt, alt, resident) {
-                    g.set(t, bucket, slot, homeless);
-                    return Ok(());
-                }
-            }
-            let slot = rng.below(b as u64) as u32;
-            let victim = g.get(t, bucket, slot);
-            g.set(t, bucket, slot, homeless);
-            self.undo.push(Kick {
-                bucket: bucket as u32, // m ≤ 2^32, so an index fits
-                slot,
-                written: homeless,
-            });
-            homeless = victim;
-            bucket = hash::alt_bucket(bucket, homeless, m);
-            if g.try_put(t, bucket, bucket, homeless) {
-                return Ok(());
-            }
-        }
-        // Walk back: each step puts the fingerprint it displaced back in place of the one it
-        // wrote (in the same slot: plain and packed bytes come back exactly, and a semi-sorted
-        // bucket is canonical).
-        for k in self.undo.iter().rev() {
-            let restored = g.replace(t, k.bucket as u64, k.slot, k.written, homeless);
-            debug_assert!(restored, "the walk's bucket lost what it wrote");
-            homeless = k.written;
-        }
-        debug_assert_eq!(homeless, s.fp);
-        Err(Error::Full)
+        let (g, max_kicks) = (self.geo, self.max_kicks);
+        let (t, undo) = (self.table.bytes_mut(), &mut self.undo);
+        with_codec!(g.layout(), c => place(&c, t, g.num_buckets(), s, max_kicks, undo))
     }
 
     /// Whether `key` may be in the filter: `false` means certainly absent.
@@ -291,6 +252,21 @@ impl CuckooFilter {
     /// ```
     pub fn contains_batch(&self, hashes: &[KeyHash], out: &mut [bool]) {
         self.as_filter_ref().contains_batch(hashes, out)
+    }
+
+    /// [`contains`](Self::contains) for many keys, hashed as their lookups start; see
+    /// [`FilterRef::contains_batch_keys`].
+    ///
+    /// ```
+    /// let mut f = cuckoo_sst::CuckooFilter::with_capacity(100);
+    /// f.insert(b"a")?;
+    /// let mut out = [false; 2];
+    /// f.contains_batch_keys(&["a", "b"], &mut out);
+    /// assert!(out[0]);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn contains_batch_keys<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut [bool]) {
+        self.as_filter_ref().contains_batch_keys(keys, out)
     }
 
     /// How many copies of `key`'s fingerprint are stored in its two buckets.
@@ -346,7 +322,8 @@ impl CuckooFilter {
     pub fn remove_hash(&mut self, h: KeyHash) -> bool {
         let s = locate(&self.geo, self.seed, h);
         let t = self.table.bytes_mut();
-        let removed = self.geo.remove_one(t, s.i1, s.fp) || self.geo.remove_one(t, s.i2, s.fp);
+        let l = self.geo.layout();
+        let removed = l.remove_one(t, s.i1, s.fp) || l.remove_one(t, s.i2, s.fp);
         self.len -= removed as u64;
         removed
     }
@@ -619,6 +596,61 @@ impl CuckooFilter {
     pub(crate) fn sized_for(&self) -> u64 {
         self.sized_for
     }
+}
+
+/// [`CuckooFilter::place`] for a known codec: the walk is monomorphic.
+fn place<C: Codec>(
+    c: &C,
+    t: &mut [u8],
+    m: u64,
+    s: Slot,
+    max_kicks: u32,
+    undo: &mut Vec<Kick>,
+) -> Result<()> {
+    if c.try_put(t, s.i1, s.i2, s.fp) {
+        return Ok(());
+    }
+    let b = c.slots();
+    let mut rng = SplitMix64::new(s.seeded);
+    let mut bucket = if rng.next_u64() & 1 == 0 { s.i1 } else { s.i2 };
+    let mut homeless = s.fp;
+    undo.clear();
+    for _ in 0..max_kicks {
+        let mut residents = c.read(t, bucket);
+        for slot in 0..b {
+            let resident = residents[slot];
+            let alt = hash::alt_bucket(bucket, resident, m);
+            if c.try_put(t, alt, alt, resident) {
+                residents[slot] = homeless;
+                c.store(t, bucket, slot, &residents);
+                return Ok(());
+            }
+        }
+        let slot = rng.below(b as u64) as usize;
+        let victim = residents[slot];
+        residents[slot] = homeless;
+        c.store(t, bucket, slot, &residents);
+        undo.push(Kick {
+            bucket: bucket as u32, // m ≤ 2^32, so an index fits
+            slot: slot as u32,
+            written: homeless,
+        });
+        homeless = victim;
+        bucket = hash::alt_bucket(bucket, homeless, m);
+        if c.try_put(t, bucket, bucket, homeless) {
+            return Ok(());
+        }
+    }
+    // Walk back: each step puts the fingerprint it displaced back in place of the one it
+    // wrote (in the same slot: plain and packed bytes come back exactly, and a semi-sorted
+    // bucket is canonical).
+    for k in undo.iter().rev() {
+        let restored = c.replace(t, k.bucket as u64, k.slot as usize, k.written, homeless);
+        debug_assert!(restored, "the walk's bucket lost what it wrote");
+        homeless = k.written;
+    }
+    debug_assert_eq!(homeless, s.fp);
+    Err(Error::Full)
 }
 
 impl PartialEq for CuckooFilter {

@@ -258,16 +258,44 @@ impl MappedFilter {
             "contains_batch: one output per hash"
         );
         if !self.checked() {
-            assert_eq!(
-                hashes.len(),
-                out.len(),
-                "contains_batch: one output per hash"
-            );
             out.fill(true); // damaged file: maybe present, never a false negative
             return;
         }
         let views: Vec<FilterRef<'_>> = self.views().collect();
         crate::view::contains_batch_any(&views, hashes, out);
+    }
+
+    /// [`contains`](Self::contains) for many keys, hashed as their lookups start (see
+    /// [`FilterRef::contains_batch_keys`]).
+    ///
+    /// # Panics
+    /// If `keys` and `out` differ in length.
+    ///
+    /// ```
+    /// # use cuckoo_sst::{CuckooFilter, MappedFilter};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("f");
+    /// # let mut f = CuckooFilter::with_capacity(10);
+    /// # f.insert(b"a")?;
+    /// # f.save(&path)?;
+    /// let m = MappedFilter::open(&path)?;
+    /// let mut out = [false];
+    /// m.contains_batch_keys(&[b"a"], &mut out);
+    /// assert_eq!(out, [true]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn contains_batch_keys<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut [bool]) {
+        assert_eq!(
+            keys.len(),
+            out.len(),
+            "contains_batch_keys: one output per key"
+        );
+        if !self.checked() {
+            out.fill(true); // damaged file: maybe present, never a false negative
+            return;
+        }
+        let views: Vec<FilterRef<'_>> = self.views().collect();
+        crate::view::contains_batch_keys_any(&views, keys, out);
     }
 
     /// Copies of `key`'s fingerprint across all levels. A file that failed verification

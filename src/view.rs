@@ -3,8 +3,8 @@
 use crate::error::Result;
 use crate::format::decode;
 use crate::hash::{self, KeyHash};
-use crate::prefetch::prefetch;
-use crate::table::{Encoding, Geometry, kernel};
+use crate::table::raw::Region;
+use crate::table::{Codec, Encoding, Geometry, kernel, with_codec};
 
 /// A read-only view of a filter's table: the one place lookups happen.
 ///
@@ -28,7 +28,13 @@ pub struct FilterRef<'a> {
     geo: Geometry,
     seed: u64,
     len: u64,
-    table: &'a [u8],
+    region: Region<'a>,
+}
+
+#[cold]
+#[inline(never)]
+fn wrong_length(found: usize, expected: usize) -> ! {
+    panic!("a view of {found} bytes for a table of {expected} bytes")
 }
 
 /// Where a key lives: its two candidate buckets and its fingerprint.
@@ -62,14 +68,21 @@ pub(crate) fn locate_seeded(geo: &Geometry, seeded: u64) -> Slot {
 }
 
 impl<'a> FilterRef<'a> {
-    /// A view over `table`, which the caller has checked holds `geo.table_bytes()` bytes.
+    /// A view over `table`, which the caller has checked holds `geo.table_bytes()` bytes (the
+    /// one length check of the lookup path).
+    ///
+    /// # Panics
+    /// If it does not: a bug in the caller.
+    #[inline]
     pub(crate) fn new(geo: Geometry, seed: u64, len: u64, table: &'a [u8]) -> FilterRef<'a> {
-        debug_assert_eq!(table.len(), geo.table_bytes());
+        let Some(region) = Region::new(table, &geo) else {
+            wrong_length(table.len(), geo.table_bytes())
+        };
         FilterRef {
             geo,
             seed,
             len,
-            table,
+            region,
         }
     }
 
@@ -122,13 +135,14 @@ impl<'a> FilterRef<'a> {
     #[inline]
     pub fn contains_hash(&self, h: KeyHash) -> bool {
         let s = locate(&self.geo, self.seed, h);
-        kernel::contains(&self.geo, self.table, s.i1, s.i2, s.fp)
+        kernel::contains(&self.geo, self.region, s.i1, s.i2, s.fp)
     }
 
     /// [`contains_hash`](Self::contains_hash) for many keys: `out[i]` is the answer for
-    /// `hashes[i]`. Works in groups of 16: derives every key's buckets and prefetches them,
-    /// then probes, so the memory latency of one lookup overlaps the others' — worth it once
-    /// the table is larger than the CPU caches.
+    /// `hashes[i]`. Each key's buckets are derived and prefetched 16 keys before the key is
+    /// probed, so the memory latencies of 16 lookups overlap — worth it once the table is
+    /// larger than the CPU caches, and no slower in cache: the layout is resolved once per
+    /// call, not per key.
     ///
     /// # Panics
     /// If `hashes` and `out` differ in length.
@@ -147,6 +161,25 @@ impl<'a> FilterRef<'a> {
         contains_batch_any(std::slice::from_ref(self), hashes, out);
     }
 
+    /// [`contains_batch`](Self::contains_batch) for keys: hashes each key as its lookup is
+    /// started, so no buffer of hashes is needed.
+    ///
+    /// # Panics
+    /// If `keys` and `out` differ in length.
+    ///
+    /// ```
+    /// use cuckoo_sst::CuckooFilter;
+    /// let mut f = CuckooFilter::with_capacity(100);
+    /// f.insert(b"a")?;
+    /// let mut out = [false; 2];
+    /// f.as_filter_ref().contains_batch_keys(&[b"a", b"b"], &mut out);
+    /// assert!(out[0]);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn contains_batch_keys<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut [bool]) {
+        contains_batch_keys_any(std::slice::from_ref(self), keys, out);
+    }
+
     /// Prefetches the two buckets of a key hash, so that a later lookup of it (in this filter)
     /// finds them in cache. A chain of filters prefetches every level first and then probes
     /// them, so the levels' memory latencies overlap instead of adding up.
@@ -161,8 +194,8 @@ impl<'a> FilterRef<'a> {
     #[inline]
     pub fn prefetch_hash(&self, h: KeyHash) {
         let s = locate(&self.geo, self.seed, h);
-        prefetch(self.table, self.geo.bucket_offset(s.i1));
-        prefetch(self.table, self.geo.bucket_offset(s.i2));
+        self.region.prefetch(self.geo.bucket_offset(s.i1));
+        self.region.prefetch(self.geo.bucket_offset(s.i2));
     }
 
     /// How many copies of `key`'s fingerprint its two buckets hold (at least the number of
@@ -187,7 +220,7 @@ impl<'a> FilterRef<'a> {
     #[inline]
     pub fn count_hash(&self, h: KeyHash) -> usize {
         let s = locate(&self.geo, self.seed, h);
-        kernel::count(&self.geo, self.table, s.i1, s.i2, s.fp) as usize
+        kernel::count(&self.geo, self.region, s.i1, s.i2, s.fp) as usize
     }
 
     /// Items in the filter.
@@ -346,37 +379,104 @@ impl std::fmt::Debug for FilterRef<'_> {
     }
 }
 
-/// `out[i]`: whether any of `views` may hold `hashes[i]` — the batched lookup of a single
-/// filter (one view) and of a chain's levels. Works in groups of 16 keys: for each view in
-/// turn, derives the group's buckets and prefetches them, then probes them, so the memory
-/// latencies of the group's lookups overlap.
+/// Keys looked up ahead in a batch: their buckets are prefetched this many keys before they
+/// are probed, so that many lookups' cache misses are in flight at once.
+const AHEAD: usize = 16;
+
+/// `out[i]`: whether any of `views` may hold the key hashed by `hash(i)`, for `i` in
+/// `0..out.len()` — the batched lookup of a single filter (one view) and of several (a
+/// chain's levels, newest first). Each key's buckets in every view are prefetched
+/// [`AHEAD`] keys before the key is probed, so the memory latencies of that many lookups
+/// overlap; each view's codec is resolved once per call (one view) or once per view and key
+/// (several).
+pub(crate) fn contains_batch_with(
+    views: &[FilterRef<'_>],
+    hash: impl Fn(usize) -> KeyHash,
+    out: &mut [bool],
+) {
+    if let [v] = views {
+        return with_codec!(v.geo.layout(), c => batch_one(&c, v, hash, out));
+    }
+    let n = out.len();
+    let prefetch_all = |i: usize| {
+        let h = hash(i);
+        for v in views {
+            v.prefetch_hash(h);
+        }
+        h
+    };
+    let mut ring = [KeyHash::from_u64(0); AHEAD];
+    for (i, slot) in ring.iter_mut().enumerate().take(n) {
+        *slot = prefetch_all(i);
+    }
+    for i in 0..n {
+        let h = ring[i % AHEAD];
+        if i + AHEAD < n {
+            ring[i % AHEAD] = prefetch_all(i + AHEAD);
+        }
+        out[i] = views.iter().any(|v| v.contains_hash(h));
+    }
+}
+
+/// [`contains_batch_with`] for one view whose codec is `C`: a monomorphic loop.
+#[inline(always)]
+fn batch_one<C: Codec>(
+    c: &C,
+    v: &FilterRef<'_>,
+    hash: impl Fn(usize) -> KeyHash,
+    out: &mut [bool],
+) {
+    let n = out.len();
+    let start = |i: usize| {
+        let s = locate(&v.geo, v.seed, hash(i));
+        v.region.prefetch(c.bucket_byte(s.i1));
+        v.region.prefetch(c.bucket_byte(s.i2));
+        s
+    };
+    let mut ring = [Slot {
+        i1: 0,
+        i2: 0,
+        fp: 0,
+        seeded: 0,
+    }; AHEAD];
+    for (i, slot) in ring.iter_mut().enumerate().take(n) {
+        *slot = start(i);
+    }
+    for i in 0..n {
+        let s = ring[i % AHEAD];
+        if i + AHEAD < n {
+            ring[i % AHEAD] = start(i + AHEAD);
+        }
+        out[i] = c.contains(v.region, s.i1, s.i2, s.fp);
+    }
+}
+
+/// [`contains_batch_with`] for keys, hashed as they are started.
+///
+/// # Panics
+/// If `keys` and `out` differ in length.
+pub(crate) fn contains_batch_keys_any<K: AsRef<[u8]>>(
+    views: &[FilterRef<'_>],
+    keys: &[K],
+    out: &mut [bool],
+) {
+    assert_eq!(
+        keys.len(),
+        out.len(),
+        "contains_batch_keys: one output per key"
+    );
+    contains_batch_with(views, |i| KeyHash::of(keys[i].as_ref()), out);
+}
+
+/// [`contains_batch_with`] for precomputed hashes.
 ///
 /// # Panics
 /// If `hashes` and `out` differ in length.
 pub(crate) fn contains_batch_any(views: &[FilterRef<'_>], hashes: &[KeyHash], out: &mut [bool]) {
-    const GROUP: usize = 16;
     assert_eq!(
         hashes.len(),
         out.len(),
         "contains_batch: one output per hash"
     );
-    let mut slots = [Slot {
-        i1: 0,
-        i2: 0,
-        fp: 0,
-        seeded: 0,
-    }; GROUP];
-    for (hs, os) in hashes.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
-        os.fill(false);
-        for v in views {
-            for (slot, &h) in slots.iter_mut().zip(hs) {
-                *slot = locate(&v.geo, v.seed, h);
-                prefetch(v.table, v.geo.bucket_offset(slot.i1));
-                prefetch(v.table, v.geo.bucket_offset(slot.i2));
-            }
-            for (o, s) in os.iter_mut().zip(&slots) {
-                *o |= kernel::contains(&v.geo, v.table, s.i1, s.i2, s.fp);
-            }
-        }
-    }
+    contains_batch_with(views, |i| hashes[i], out);
 }

@@ -1,156 +1,66 @@
-//! The lookup kernel: compare a fingerprint against every slot of both candidate buckets in one
-//! SIMD compare (`wide`), plus the plain scalar probe it must agree with bit for bit.
-//!
-//! Plain buckets are copied side by side into one vector-sized array (zero-padded: a padding
-//! lane is 0 and never equals a fingerprint, which is never 0); lanes hold the stored
-//! little-endian bytes as they are and the needle is converted the same way (`to_le`), so the
-//! compare is right on either endianness. Packed and semi-sorted buckets are first decoded
-//! into `2b` 32-bit lanes. Either way one lane-wise equality against the splatted fingerprint
-//! gives a bit mask: lanes `0..b` are the first bucket, lanes `b..2b` the second.
+//! The lookup kernel: a key's two buckets probed by its table's codec ([`codec`](super::codec):
+//! SIMD compares for plain buckets, SWAR for bit-packed and semi-sorted ones), plus the plain
+//! scalar probe every codec must agree with, slot by slot, in the tests.
 
-use super::{Geometry, Kind, bits};
-use bits::Word;
-use wide::{u8x16, u16x8, u16x16, u32x4, u32x8, u32x16};
+use super::raw::Region;
+use super::{Codec, Geometry, with_codec};
 
-macro_rules! eq_mask {
-    ($name:ident, $vec:ty, $lane:ty, $bytes:expr) => {
-        #[inline(always)]
-        fn $name(buf: [u8; $bytes], fp: u32) -> u32 {
-            let v: $vec = bytemuck::cast(buf);
-            v.simd_eq(<$vec>::splat((fp as $lane).to_le())).to_bitmask()
-        }
-    };
-}
-
-eq_mask!(mask_u8x16, u8x16, u8, 16);
-eq_mask!(mask_u16x8, u16x8, u16, 16);
-eq_mask!(mask_u16x16, u16x16, u16, 32);
-eq_mask!(mask_u32x4, u32x4, u32, 16);
-eq_mask!(mask_u32x8, u32x8, u32, 32);
-eq_mask!(mask_u32x16, u32x16, u32, 64);
-
-/// Copies bucket `i1` and bucket `i2` (each `BB` bytes) into the front of a zeroed `[u8; V]`.
-#[inline(always)]
-fn gather<const BB: usize, const V: usize>(t: &[u8], i1: usize, i2: usize) -> [u8; V] {
-    let mut buf = [0u8; V];
-    buf[..BB].copy_from_slice(&t[i1 * BB..][..BB]);
-    buf[BB..2 * BB].copy_from_slice(&t[i2 * BB..][..BB]);
-    buf
-}
-
-/// Decodes `B` packed slots of bucket `i` into `lanes[at..at + B]`.
-#[inline(always)]
-fn packed_lanes<const B: usize>(g: &Geometry, t: &[u8], i: u64, lanes: &mut [u32], at: usize) {
-    let f = g.fp_bits();
-    let pos = i * g.bucket_bits();
-    let width = g.bucket_bits() as u32;
-    if width <= bits::NARROW_BITS {
-        slots_of::<B>(bits::read_narrow(t, pos, width), f, &mut lanes[at..at + B]);
-    } else if width <= bits::WIDE_BITS {
-        slots_of::<B>(bits::read_wide(t, pos, width), f, &mut lanes[at..at + B]);
-    } else {
-        for s in 0..B {
-            lanes[at + s] = bits::read(t, pos + (s as u64) * f as u64, f) as u32;
-        }
-    }
-}
-
-/// The `B` slots of a packed bucket read into one word.
-#[inline(always)]
-fn slots_of<const B: usize>(w: impl Word, f: u32, out: &mut [u32]) {
-    for (s, o) in out.iter_mut().enumerate().take(B) {
-        *o = w.field(s as u32 * f, f);
-    }
-}
-
-/// Both packed buckets as `2B` lanes, compared in one vector.
-#[inline(always)]
-fn packed_mask<const B: usize>(g: &Geometry, t: &[u8], i1: u64, i2: u64, fp: u32) -> u32 {
-    let mut lanes = [0u32; 16];
-    packed_lanes::<B>(g, t, i1, &mut lanes, 0);
-    packed_lanes::<B>(g, t, i2, &mut lanes, B);
-    lanes_mask::<B>(lanes, fp)
-}
-
-/// `lanes[..2B]` compared with `fp` in one `u32x4`, `u32x8` or `u32x16`.
-#[inline(always)]
-fn lanes_mask<const B: usize>(lanes: [u32; 16], fp: u32) -> u32 {
-    match B {
-        2 => u32x4::new([lanes[0], lanes[1], lanes[2], lanes[3]])
-            .simd_eq(u32x4::splat(fp))
-            .to_bitmask(),
-        4 => u32x8::new(lanes[..8].try_into().unwrap_or_default())
-            .simd_eq(u32x8::splat(fp))
-            .to_bitmask(),
-        _ => u32x16::new(lanes).simd_eq(u32x16::splat(fp)).to_bitmask(),
-    }
-}
-
-/// The match mask of `fp` over buckets `i1` (bits `0..b`) and `i2` (bits `b..2b`).
+/// Whether `fp` is in bucket `i1` or bucket `i2`.
 #[inline]
-pub(crate) fn match_mask(g: &Geometry, t: &[u8], i1: u64, i2: u64, fp: u32) -> u32 {
-    let (j1, j2) = (i1 as usize, i2 as usize);
-    match g.kind() {
-        Kind::P8x2 => mask_u8x16(gather::<2, 16>(t, j1, j2), fp),
-        Kind::P8x4 => mask_u8x16(gather::<4, 16>(t, j1, j2), fp),
-        Kind::P8x8 => mask_u8x16(gather::<8, 16>(t, j1, j2), fp),
-        Kind::P16x2 => mask_u16x8(gather::<4, 16>(t, j1, j2), fp),
-        Kind::P16x4 => mask_u16x8(gather::<8, 16>(t, j1, j2), fp),
-        Kind::P16x8 => mask_u16x16(gather::<16, 32>(t, j1, j2), fp),
-        Kind::P32x2 => mask_u32x4(gather::<8, 16>(t, j1, j2), fp),
-        Kind::P32x4 => mask_u32x8(gather::<16, 32>(t, j1, j2), fp),
-        Kind::P32x8 => mask_u32x16(gather::<32, 64>(t, j1, j2), fp),
-        Kind::Packed2 => packed_mask::<2>(g, t, i1, i2, fp),
-        Kind::Packed4 => packed_mask::<4>(g, t, i1, i2, fp),
-        Kind::Packed8 => packed_mask::<8>(g, t, i1, i2, fp),
-        Kind::Semi4 => {
-            crate::prefetch::prefetch(t, g.bucket_offset(i2));
-            let (a, b) = (g.semi_bucket(t, i1), g.semi_bucket(t, i2));
-            let lanes = [
-                a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3], 0, 0, 0, 0, 0, 0, 0, 0,
-            ];
-            lanes_mask::<4>(lanes, fp)
-        }
-    }
-}
-
-/// Occupied slots of bucket `i`.
-#[inline]
-pub(crate) fn occupied(g: &Geometry, t: &[u8], i: u64) -> u32 {
-    g.bucket_size() - (match_mask(g, t, i, i, 0) & ((1 << g.bucket_size()) - 1)).count_ones()
-}
-
-/// Whether `fp` is in bucket `i1` or bucket `i2`: one SIMD compare.
-#[inline]
-pub(crate) fn contains(g: &Geometry, t: &[u8], i1: u64, i2: u64, fp: u32) -> bool {
-    match_mask(g, t, i1, i2, fp) != 0
+pub(crate) fn contains(g: &Geometry, r: Region<'_>, i1: u64, i2: u64, fp: u32) -> bool {
+    debug_assert!(
+        fp <= u32::MAX >> (32 - g.fp_bits()),
+        "{fp} is wider than the fingerprints"
+    );
+    with_codec!(g.layout(), c => c.contains(r, i1, i2, fp))
 }
 
 /// Copies of `fp` in buckets `i1` and `i2`, counting a bucket once when `i1 == i2`.
 #[inline]
-pub(crate) fn count(g: &Geometry, t: &[u8], i1: u64, i2: u64, fp: u32) -> u32 {
-    let b = g.bucket_size();
-    let m = match_mask(g, t, i1, i2, fp);
-    let low = (1u32 << b) - 1;
-    let second = if i1 == i2 { 0 } else { (m >> b) & low };
-    (m & low).count_ones() + second.count_ones()
+pub(crate) fn count(g: &Geometry, r: Region<'_>, i1: u64, i2: u64, fp: u32) -> u32 {
+    debug_assert!(
+        fp <= u32::MAX >> (32 - g.fp_bits()),
+        "{fp} is wider than the fingerprints"
+    );
+    with_codec!(g.layout(), c => count_with(&c, r, i1, i2, fp))
 }
 
-/// The reference probe: slot by slot, no SIMD. Tests hold the kernel to it.
+/// [`count`] for a known codec.
+#[inline(always)]
+pub(crate) fn count_with<C: Codec>(c: &C, r: Region<'_>, i1: u64, i2: u64, fp: u32) -> u32 {
+    let second = if i1 == i2 { 0 } else { c.count_in(r, i2, fp) };
+    c.count_in(r, i1, fp) + second
+}
+
+/// The reference probe: slot by slot from the decoded buckets (read through checked slices),
+/// no SIMD, no SWAR. Tests hold every codec to it.
 #[cfg(test)]
 pub(crate) fn contains_scalar(g: &Geometry, t: &[u8], i1: u64, i2: u64, fp: u32) -> bool {
-    (0..g.bucket_size()).any(|s| g.get(t, i1, s) == fp || g.get(t, i2, s) == fp)
+    let b = g.bucket_size() as usize;
+    let (a, c) = (g.layout().read(t, i1), g.layout().read(t, i2));
+    a[..b].contains(&fp) || c[..b].contains(&fp)
 }
 
 /// The reference count: slot by slot, no SIMD.
 #[cfg(test)]
 pub(crate) fn count_scalar(g: &Geometry, t: &[u8], i1: u64, i2: u64, fp: u32) -> u32 {
+    let b = g.bucket_size() as usize;
     let in_bucket = |i| {
-        (0..g.bucket_size())
-            .filter(|&s| g.get(t, i, s) == fp)
+        g.layout().read(t, i)[..b]
+            .iter()
+            .filter(|&&v| v == fp)
             .count() as u32
     };
     in_bucket(i1) + if i1 == i2 { 0 } else { in_bucket(i2) }
+}
+
+/// Writes `v` into slot `s` of bucket `i` (semi-sorted buckets re-sort): for building tables
+/// in tests.
+#[cfg(test)]
+pub(crate) fn set(g: &Geometry, t: &mut [u8], i: u64, s: u32, v: u32) {
+    let mut slots = g.layout().read(t, i);
+    slots[s as usize] = v;
+    g.layout().store(t, i, s as usize, &slots);
 }
 
 #[cfg(test)]
@@ -160,42 +70,98 @@ mod tests {
     use crate::table::TableBuf;
     use crate::table::tests::all_layouts;
 
-    /// Random tables with few distinct values, so that matches, repeats and empty slots are all
-    /// common; every bucket pair, including a bucket with itself and the last bucket.
+    /// A random table: values from a small palette (small ones, the maximum, ones whose bytes
+    /// differ, near misses of each other), so matches, repeats and empty slots are common.
+    fn random_table(g: &Geometry, rng: &mut SplitMix64, palette: &[u32]) -> TableBuf {
+        let mut buf = TableBuf::zeroed(g.table_bytes()).unwrap();
+        for i in 0..g.num_buckets() {
+            for s in 0..g.bucket_size() {
+                let r = rng.below(palette.len() as u64 + 3) as usize;
+                let v = palette.get(r).copied().unwrap_or(0);
+                set(g, buf.bytes_mut(), i, s, v);
+            }
+        }
+        buf
+    }
+
+    fn palette(f: u32) -> Vec<u32> {
+        let max = if f == 32 { u32::MAX } else { (1 << f) - 1 };
+        let mut p = vec![1, 2, 3, max, max - 1, 0x0101 & max, (0x8001 & max) | 1];
+        // Values that share the low part or the high nibble of another (semi-sorted codecs
+        // compare those separately).
+        let low = f.saturating_sub(4);
+        p.push((5 << low) | 1);
+        p.push((5 << low) | 2);
+        p.push((6 << low) | 1);
+        p.iter_mut().for_each(|v| *v &= max);
+        p.retain(|&v| v != 0);
+        p
+    }
+
+    /// Every codec agrees with the reference on random tables, for every bucket pair (a bucket
+    /// with itself and the last bucket included), every palette value and 0 (counted as the
+    /// empty slots), in tables of 2 to 130 buckets, where buckets straddle cache lines and the
+    /// last bucket ends at the region's slack.
     #[test]
-    fn simd_agrees_with_scalar_on_random_tables() {
+    fn codecs_agree_with_the_scalar_reference() {
         let mut rng = SplitMix64::new(42);
         for (e, b, f) in all_layouts() {
-            {
-                for m in [2u64, 4, 18, 64] {
-                    let g = Geometry::new(m, b, f, e).unwrap();
-                    let mut buf = TableBuf::zeroed(g.table_bytes()).unwrap();
-                    let max = if f == 32 { u32::MAX } else { (1 << f) - 1 };
-                    // A palette of values: small ones, the maximum, and ones whose bytes differ.
-                    let palette = [1, 2, 3, max, max - 1, 0x0101 & max, (0x8001 & max) | 1];
-                    for i in 0..m {
-                        for s in 0..b {
-                            let r = rng.below(10) as usize;
-                            let v = if r >= palette.len() { 0 } else { palette[r] };
-                            g.set(buf.bytes_mut(), i, s, v);
-                        }
+            for m in [2u64, 4, 18, 130] {
+                let g = Geometry::new(m, b, f, e).unwrap();
+                let pal = palette(f);
+                let buf = random_table(&g, &mut rng, &pal);
+                let t = buf.bytes();
+                let r = Region::new(t, &g).unwrap();
+                let step = if m > 20 { 7 } else { 1 };
+                let pairs = (0..m)
+                    .step_by(step)
+                    .flat_map(|i| (0..m).step_by(step).map(move |j| (i, j)));
+                for (i1, i2) in pairs.chain([(m - 1, m - 1), (0, m - 1), (m - 1, 0)]) {
+                    for &fp in &pal {
+                        let what = format!("{e:?} b={b} f={f} m={m} i1={i1} i2={i2} fp={fp}");
+                        assert_eq!(
+                            contains(&g, r, i1, i2, fp),
+                            contains_scalar(&g, t, i1, i2, fp),
+                            "{what}"
+                        );
+                        assert_eq!(
+                            count(&g, r, i1, i2, fp),
+                            count_scalar(&g, t, i1, i2, fp),
+                            "{what}"
+                        );
                     }
-                    let t = buf.bytes();
-                    for i1 in 0..m {
-                        for i2 in 0..m {
-                            for &fp in &palette {
-                                assert_eq!(
-                                    contains(&g, t, i1, i2, fp),
-                                    contains_scalar(&g, t, i1, i2, fp),
-                                    "{e:?} b={b} f={f} m={m} i1={i1} i2={i2} fp={fp}"
-                                );
-                                assert_eq!(
-                                    count(&g, t, i1, i2, fp),
-                                    count_scalar(&g, t, i1, i2, fp),
-                                    "{e:?} b={b} f={f} m={m} i1={i1} i2={i2} fp={fp}"
-                                );
-                            }
-                        }
+                    assert_eq!(
+                        count(&g, r, i1, i2, 0),
+                        count_scalar(&g, t, i1, i2, 0),
+                        "{e:?} b={b} f={f} empty"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The same answers from a copy of the region at every misalignment (a filter block inside
+    /// an SSTable may start anywhere).
+    #[test]
+    fn misaligned_regions_answer_alike() {
+        let mut rng = SplitMix64::new(7);
+        for (e, b, f) in all_layouts() {
+            let g = Geometry::new(34, b, f, e).unwrap();
+            let pal = palette(f);
+            let buf = random_table(&g, &mut rng, &pal);
+            let t = buf.bytes();
+            let mut shifted = vec![0u8; t.len() + 64];
+            for shift in [1, 3, 8, 31, 63] {
+                shifted[shift..shift + t.len()].copy_from_slice(t);
+                let r = Region::new(&shifted[shift..shift + t.len()], &g).unwrap();
+                for i1 in 0..34 {
+                    let i2 = 33 - i1;
+                    for &fp in &pal {
+                        assert_eq!(
+                            contains(&g, r, i1, i2, fp),
+                            contains_scalar(&g, t, i1, i2, fp)
+                        );
+                        assert_eq!(count(&g, r, i1, i2, fp), count_scalar(&g, t, i1, i2, fp));
                     }
                 }
             }
@@ -205,19 +171,17 @@ mod tests {
     #[test]
     fn every_slot_position_is_seen_in_both_buckets() {
         for (e, b, f) in all_layouts() {
-            {
-                let g = Geometry::new(6, b, f, e).unwrap();
-                for (i1, i2) in [(0, 4), (4, 0), (2, 2)] {
-                    for target in [i1, i2] {
-                        for s in 0..b {
-                            let mut buf = TableBuf::zeroed(g.table_bytes()).unwrap();
-                            let (v, other) = (7, 8);
-                            g.set(buf.bytes_mut(), target, s, v);
-                            let t = buf.bytes();
-                            assert!(contains(&g, t, i1, i2, v), "{e:?} b={b} f={f} slot {s}");
-                            assert_eq!(contains(&g, t, i1, i2, other), other == v);
-                            assert_eq!(count(&g, t, i1, i2, v), 1);
-                        }
+            let g = Geometry::new(6, b, f, e).unwrap();
+            for (i1, i2) in [(0, 4), (4, 0), (2, 2), (5, 5), (0, 5)] {
+                for target in [i1, i2] {
+                    for s in 0..b {
+                        let mut buf = TableBuf::zeroed(g.table_bytes()).unwrap();
+                        let (v, other) = (7, 8);
+                        set(&g, buf.bytes_mut(), target, s, v);
+                        let r = Region::new(buf.bytes(), &g).unwrap();
+                        assert!(contains(&g, r, i1, i2, v), "{e:?} b={b} f={f} slot {s}");
+                        assert!(!contains(&g, r, i1, i2, other));
+                        assert_eq!(count(&g, r, i1, i2, v), 1);
                     }
                 }
             }
@@ -227,14 +191,16 @@ mod tests {
     #[test]
     fn empty_table_contains_nothing() {
         for (e, b, f) in all_layouts() {
-            {
-                let g = Geometry::new(4, b, f, e).unwrap();
-                let buf = TableBuf::zeroed(g.table_bytes()).unwrap();
-                for fp in [1, 2, 255] {
-                    assert!(!contains(&g, buf.bytes(), 0, 2, fp));
-                    assert_eq!(count(&g, buf.bytes(), 0, 2, fp), 0);
-                }
+            let g = Geometry::new(4, b, f, e).unwrap();
+            let buf = TableBuf::zeroed(g.table_bytes()).unwrap();
+            let r = Region::new(buf.bytes(), &g).unwrap();
+            for fp in [1, 2, 100, u32::MAX >> (32 - f)] {
+                assert!(!contains(&g, r, 0, 2, fp));
+                assert!(!contains(&g, r, 3, 3, fp));
+                assert_eq!(count(&g, r, 0, 2, fp), 0);
             }
+            assert_eq!(count(&g, r, 0, 2, 0), 2 * b);
+            assert_eq!(count(&g, r, 1, 1, 0), b);
         }
     }
 }

@@ -1,5 +1,6 @@
-//! Bucket storage: the table's geometry, its byte layout per encoding, and the slot operations
-//! that insert and remove use. Lookups go through [`kernel`].
+//! Bucket storage: the table's geometry and its codec ([`codec`]: one per layout, resolved
+//! once), the owned buffer, and the whole-region check the decoder runs. Lookups go through
+//! [`kernel`].
 //!
 //! The table is a flat little-endian byte region, exactly as persisted (FORMAT.md §3), in one
 //! of three encodings:
@@ -15,11 +16,17 @@
 //! table in every encoding.
 
 pub(crate) mod bits;
+pub(crate) mod codec;
 pub(crate) mod kernel;
+pub(crate) mod packed;
+pub(crate) mod plain;
+pub(crate) mod raw;
 pub(crate) mod semi;
+pub(crate) mod swar;
 
 use crate::error::{Error, Result};
-use bits::Word;
+pub(crate) use codec::{Codec, Layout, with_codec};
+use raw::Region;
 
 /// How the fingerprints of a bucket are stored.
 ///
@@ -112,8 +119,8 @@ pub(crate) const MAX_BUCKETS: u64 = 1 << 32;
 /// Bytes in a cache line; the bucket region starts and ends on one.
 pub(crate) const CACHE_LINE: usize = 64;
 
-/// Slack after the last bucket of a bit-packed region, so that a bucket can be read with one
-/// 16-byte load ([`bits::read_wide`]).
+/// Slack after the last bucket of a bit-packed region (FORMAT.md §3), so that a slot can be
+/// read or written through the 8-byte window that starts at its first byte ([`bits`]).
 pub(crate) const PACKED_SLACK: usize = 16;
 
 /// The table's shape: everything a lookup needs, derived once and then copied around.
@@ -126,25 +133,7 @@ pub(crate) struct Geometry {
     bucket_bits: u64,
     used_bytes: usize,
     table_bytes: usize,
-    kind: Kind,
-}
-
-/// The lookup kernel that serves a geometry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
-    P8x2,
-    P8x4,
-    P8x8,
-    P16x2,
-    P16x4,
-    P16x8,
-    P32x2,
-    P32x4,
-    P32x8,
-    Packed2,
-    Packed4,
-    Packed8,
-    Semi4,
+    layout: Layout,
 }
 
 impl Geometry {
@@ -184,21 +173,6 @@ impl Geometry {
                 ),
             ));
         }
-        let kind = match (encoding, fp_bits, bucket_size) {
-            (Encoding::Plain, 8, 2) => Kind::P8x2,
-            (Encoding::Plain, 8, 4) => Kind::P8x4,
-            (Encoding::Plain, 8, _) => Kind::P8x8,
-            (Encoding::Plain, 16, 2) => Kind::P16x2,
-            (Encoding::Plain, 16, 4) => Kind::P16x4,
-            (Encoding::Plain, 16, _) => Kind::P16x8,
-            (Encoding::Plain, _, 2) => Kind::P32x2,
-            (Encoding::Plain, _, 4) => Kind::P32x4,
-            (Encoding::Plain, _, _) => Kind::P32x8,
-            (Encoding::Packed, _, 2) => Kind::Packed2,
-            (Encoding::Packed, _, 4) => Kind::Packed4,
-            (Encoding::Packed, _, _) => Kind::Packed8,
-            (Encoding::SemiSorted, _, _) => Kind::Semi4,
-        };
         let bucket_bits = encoding.bucket_bits(bucket_size, fp_bits);
         let too_big = || {
             Error::invalid(
@@ -231,7 +205,7 @@ impl Geometry {
             bucket_bits,
             used_bytes,
             table_bytes,
-            kind,
+            layout: Layout::new(encoding, bucket_size, fp_bits),
         })
     }
 
@@ -278,16 +252,10 @@ impl Geometry {
         self.used_bytes
     }
 
-    /// Bits per bucket.
+    /// The codec of this geometry's buckets.
     #[inline]
-    pub(crate) const fn bucket_bits(&self) -> u64 {
-        self.bucket_bits
-    }
-
-    /// The kernel for this geometry.
-    #[inline]
-    pub(crate) const fn kind(&self) -> Kind {
-        self.kind
+    pub(crate) const fn layout(&self) -> Layout {
+        self.layout
     }
 
     /// The false-positive rate of a lookup when both candidate buckets are full: each of the
@@ -302,222 +270,34 @@ impl Geometry {
         ((bucket * self.bucket_bits) >> 3) as usize
     }
 
-    /// The average number of distinct 64-byte lines the kernel reads to decode one bucket,
-    /// with the region starting on a line boundary: exactly 1 for plain buckets; for
-    /// bit-packed ones, the lines under its 16-byte load or under the 8-byte loads of its
-    /// fields. Bucket offsets repeat modulo 64 bytes every 512 buckets, so averaging over 512
-    /// buckets is exact.
+    /// The average number of distinct 64-byte lines the probe of one bucket loads from, with
+    /// the region starting on a line boundary: exactly 1 for plain buckets; for bit-packed
+    /// ones, the lines under the 8-byte loads of the bucket (one load for most layouts, kept
+    /// inside the line of the bucket's last byte when the bucket allows it). Bucket offsets
+    /// repeat modulo 64 bytes every 512 buckets, so averaging over 512 buckets is exact.
     pub(crate) fn lines_per_bucket(&self) -> f64 {
-        if self.encoding == Encoding::Plain {
-            return 1.0;
-        }
-        if self.bucket_bits <= bits::WIDE_BITS as u64 {
-            let lines: u64 = (0..512u64)
-                .map(|i| {
-                    let (at, len) = bits::load_span(i * self.bucket_bits, self.bucket_bits as u32);
-                    1 + ((at + len - 1) / 64 != at / 64) as u64
-                })
-                .sum();
-            return lines as f64 / 512.0;
-        }
-        let fields: Vec<(u64, u64)> = match self.encoding {
-            Encoding::SemiSorted => {
-                let low = self.fp_bits as u64 - 4;
-                let base = semi::INDEX_BITS as u64;
-                std::iter::once((0, base))
-                    .chain((0..4).map(|k| (base + k * low, low)))
-                    .collect()
-            }
-            _ => (0..self.bucket_size as u64)
-                .map(|s| (s * self.fp_bits as u64, 0))
-                .collect(),
-        };
-        let mut total = 0u64;
+        let mut loads = Vec::new();
+        let mut total = 0;
         for i in 0..512u64 {
-            let start = i * self.bucket_bits;
-            let mut lines: Vec<u64> = fields
+            loads.clear();
+            with_codec!(self.layout, c => c.loads(i, &mut loads));
+            let mut lines: Vec<usize> = loads
                 .iter()
-                .flat_map(|&(off, _)| {
-                    let byte = (start + off) / 8;
-                    [byte / CACHE_LINE as u64, (byte + 7) / CACHE_LINE as u64]
-                })
+                .flat_map(|&(at, len)| [at / CACHE_LINE, (at + len - 1) / CACHE_LINE])
                 .collect();
             lines.sort_unstable();
             lines.dedup();
-            total += lines.len() as u64;
+            total += lines.len();
         }
         total as f64 / 512.0
     }
-
-    /// The bit position of slot `slot` of `bucket` (plain and packed encodings).
-    #[inline]
-    fn slot_pos(&self, bucket: u64, slot: u32) -> u64 {
-        bucket * self.bucket_bits + slot as u64 * self.fp_bits as u64
-    }
-
-    /// The four fingerprints of a semi-sorted bucket, sorted. The bucket is read with one
-    /// load into a `u64` (up to 57 bits) or a `u128` (up to 121), else field by field.
-    #[inline(always)]
-    pub(crate) fn semi_bucket(&self, t: &[u8], bucket: u64) -> [u32; 4] {
-        let low = self.fp_bits - 4;
-        let pos = bucket * self.bucket_bits;
-        let width = self.bucket_bits as u32;
-        let (index, lows) = if width <= bits::NARROW_BITS {
-            semi_fields(bits::read_narrow(t, pos, width), low)
-        } else if width <= bits::WIDE_BITS {
-            semi_fields(bits::read_wide(t, pos, width), low)
-        } else {
-            let base = pos + semi::INDEX_BITS as u64;
-            let at = |k: u64| bits::read(t, base + k * low as u64, low) as u32;
-            (
-                bits::read(t, pos, semi::INDEX_BITS),
-                [at(0), at(1), at(2), at(3)],
-            )
-        };
-        semi::decode(index, lows, low)
-    }
-
-    /// Stores four fingerprints (in any order) as semi-sorted bucket `bucket`.
-    fn set_semi_bucket(&self, t: &mut [u8], bucket: u64, fps: [u32; 4]) {
-        let pos = bucket * self.bucket_bits;
-        let low = self.fp_bits - 4;
-        let (index, lows) = semi::encode(fps, low);
-        bits::write(t, pos, semi::INDEX_BITS, index);
-        let base = pos + semi::INDEX_BITS as u64;
-        for (k, l) in lows.into_iter().enumerate() {
-            bits::write(t, base + k as u64 * low as u64, low, l as u64);
-        }
-    }
-
-    /// Reads slot `slot` of bucket `bucket` (0 when empty). In a semi-sorted bucket, slots
-    /// are numbered in sorted order, so a write may renumber them.
-    #[inline]
-    pub(crate) fn get(&self, t: &[u8], bucket: u64, slot: u32) -> u32 {
-        match self.encoding {
-            Encoding::Plain => {
-                let o = (self.slot_pos(bucket, slot) >> 3) as usize;
-                match self.fp_bits {
-                    8 => t[o] as u32,
-                    16 => u16::from_le_bytes([t[o], t[o + 1]]) as u32,
-                    _ => u32::from_le_bytes([t[o], t[o + 1], t[o + 2], t[o + 3]]),
-                }
-            }
-            Encoding::Packed => bits::read(t, self.slot_pos(bucket, slot), self.fp_bits) as u32,
-            Encoding::SemiSorted => self.semi_bucket(t, bucket)[slot as usize],
-        }
-    }
-
-    /// Writes `fp` into slot `slot` of bucket `bucket` (a semi-sorted bucket is re-sorted).
-    #[inline]
-    pub(crate) fn set(&self, t: &mut [u8], bucket: u64, slot: u32, fp: u32) {
-        match self.encoding {
-            Encoding::Plain => {
-                let o = (self.slot_pos(bucket, slot) >> 3) as usize;
-                let n = (self.fp_bits / 8) as usize;
-                t[o..o + n].copy_from_slice(&fp.to_le_bytes()[..n]);
-            }
-            Encoding::Packed => {
-                bits::write(t, self.slot_pos(bucket, slot), self.fp_bits, fp as u64)
-            }
-            Encoding::SemiSorted => {
-                let mut fps = self.semi_bucket(t, bucket);
-                fps[slot as usize] = fp;
-                self.set_semi_bucket(t, bucket, fps);
-            }
-        }
-    }
-
-    /// Replaces one copy of `old` in `bucket` with `new`, trying slot `hint` first; false when
-    /// the bucket holds no `old`. With the hint right (plain and packed buckets never move
-    /// their slots) the bytes are exactly those before `old` was written there; a semi-sorted
-    /// bucket is canonical, so any copy gives the same bytes.
-    #[inline]
-    pub(crate) fn replace(&self, t: &mut [u8], bucket: u64, hint: u32, old: u32, new: u32) -> bool {
-        let slot = if self.get(t, bucket, hint) == old {
-            hint
-        } else {
-            match (0..self.bucket_size).find(|&s| self.get(t, bucket, s) == old) {
-                Some(s) => s,
-                None => return false,
-            }
-        };
-        self.set(t, bucket, slot, new);
-        true
-    }
-
-    /// Puts `fp` into the first empty slot of bucket `i1`, else of bucket `i2` (pass the same
-    /// bucket twice for one); false when both are full. The empty slots are found with the
-    /// lookup kernel, comparing against 0.
-    #[inline]
-    pub(crate) fn try_put(&self, t: &mut [u8], i1: u64, i2: u64, fp: u32) -> bool {
-        if self.encoding == Encoding::SemiSorted {
-            // Decode each bucket once: sorted, its empty slots (0) come first.
-            let buckets = [i1, i2];
-            for &i in &buckets[..if i1 == i2 { 1 } else { 2 }] {
-                let mut fps = self.semi_bucket(t, i);
-                if fps[0] == 0 {
-                    fps[0] = fp;
-                    self.set_semi_bucket(t, i, fps);
-                    return true;
-                }
-            }
-            return false;
-        }
-        let b = self.bucket_size;
-        let empty = kernel::match_mask(self, t, i1, i2, 0) & ((1 << (2 * b)) - 1);
-        if empty == 0 {
-            return false;
-        }
-        let first = empty.trailing_zeros();
-        if first < b {
-            self.set(t, i1, first, fp);
-        } else {
-            self.set(t, i2, first - b, fp);
-        }
-        true
-    }
-
-    /// Every slot of `bucket` (the first `b` entries), decoded once.
-    #[inline]
-    pub(crate) fn bucket_slots(&self, t: &[u8], bucket: u64) -> [u32; 8] {
-        let mut out = [0u32; 8];
-        if self.encoding == Encoding::SemiSorted {
-            out[..4].copy_from_slice(&self.semi_bucket(t, bucket));
-        } else {
-            for s in 0..self.bucket_size {
-                out[s as usize] = self.get(t, bucket, s);
-            }
-        }
-        out
-    }
-
-    /// Clears one slot of `bucket` holding `fp`; false when there is none.
-    #[inline]
-    pub(crate) fn remove_one(&self, t: &mut [u8], bucket: u64, fp: u32) -> bool {
-        match (0..self.bucket_size).find(|&s| self.get(t, bucket, s) == fp) {
-            Some(s) => {
-                self.set(t, bucket, s, 0);
-                true
-            }
-            None => false,
-        }
-    }
-}
-
-/// The index and the four low parts of a semi-sorted bucket read into one word.
-#[inline(always)]
-fn semi_fields<W: Word>(w: W, low: u32) -> (u64, [u32; 4]) {
-    let idx = semi::INDEX_BITS;
-    (
-        w.field(0, idx) as u64,
-        [0, 1, 2, 3].map(|k| w.field(idx + k * low, low)),
-    )
 }
 
 /// Checks that `region` (of `g.table_bytes()` bytes) is a well-formed table — zero padding,
 /// and for semi-sorted buckets a valid index and sorted fingerprints — and counts its occupied
 /// slots. A full scan, used when a file is verified.
 pub(crate) fn scan(g: &Geometry, region: &[u8]) -> std::result::Result<u64, String> {
+    let r = Region::new(region, g).ok_or("the region has the wrong length")?;
     let padding = region
         .get(g.used_bytes()..)
         .ok_or("the region is too short")?;
@@ -528,58 +308,7 @@ pub(crate) fn scan(g: &Geometry, region: &[u8]) -> std::result::Result<u64, Stri
     {
         return Err("padding bits are not zero".into());
     }
-    match g.encoding {
-        Encoding::Plain => Ok(count_plain(g, region)),
-        Encoding::Packed => Ok((0..g.num_buckets)
-            .map(|i| kernel::occupied(g, region, i) as u64)
-            .sum()),
-        Encoding::SemiSorted => {
-            let mut n = 0;
-            for i in 0..g.num_buckets {
-                let index = bits::read(region, i * g.bucket_bits, semi::INDEX_BITS) as usize;
-                if index >= semi::COMBINATIONS {
-                    return Err(format!(
-                        "bucket {i} has the invalid semi-sorted index {index}"
-                    ));
-                }
-                let fps = g.semi_bucket(region, i);
-                if fps.windows(2).any(|w| w[0] > w[1]) {
-                    return Err(format!("bucket {i} is not sorted"));
-                }
-                n += fps.iter().filter(|&&f| f != 0).count() as u64;
-            }
-            Ok(n)
-        }
-    }
-}
-
-/// Occupied slots of a plain region (zero padding included, which counts nothing): 64 bytes
-/// per SIMD compare.
-fn count_plain(g: &Geometry, region: &[u8]) -> u64 {
-    use wide::{u8x64, u16x32, u32x16};
-    let slot_bytes = (g.fp_bits / 8) as usize;
-    let mut empty = 0u64;
-    let lines = region.chunks_exact(CACHE_LINE);
-    let total_slots = (lines.len() * CACHE_LINE / slot_bytes) as u64;
-    for line in lines {
-        let mut buf = [0u8; CACHE_LINE];
-        buf.copy_from_slice(line);
-        empty += match slot_bytes {
-            1 => bytemuck::cast::<_, u8x64>(buf)
-                .simd_eq(u8x64::ZERO)
-                .to_bitmask()
-                .count_ones(),
-            2 => bytemuck::cast::<_, u16x32>(buf)
-                .simd_eq(u16x32::ZERO)
-                .to_bitmask()
-                .count_ones(),
-            _ => bytemuck::cast::<_, u32x16>(buf)
-                .simd_eq(u32x16::ZERO)
-                .to_bitmask()
-                .count_ones(),
-        } as u64;
-    }
-    total_slots - empty
+    with_codec!(g.layout, c => c.scan(r, g.num_buckets))
 }
 
 /// `1 − (1 − 1/(2^f − 1))^(2b)`: the false-positive rate of a lookup whose two candidate
@@ -706,10 +435,10 @@ mod tests {
     fn plain_slots_are_little_endian_bytes() {
         let g = Geometry::new(4, 4, 32, Encoding::Plain).unwrap();
         let mut buf = TableBuf::zeroed(g.table_bytes()).unwrap();
-        g.set(buf.bytes_mut(), 3, 3, 0x0102_0304);
+        kernel::set(&g, buf.bytes_mut(), 3, 3, 0x0102_0304);
         let t = buf.bytes();
         assert_eq!(&t[60..64], &[4, 3, 2, 1]);
-        assert_eq!(g.get(t, 3, 3), 0x0102_0304);
+        assert_eq!(g.layout().read(t, 3)[3], 0x0102_0304);
         assert_eq!(scan(&g, t), Ok(1));
         assert!(buf.bytes().as_ptr() as usize % CACHE_LINE == 0);
     }
@@ -733,10 +462,10 @@ mod tests {
                     (rng.next_u64() as u32 & max).max(1)
                 };
                 let s = rng.below(b as u64) as u32;
-                g.set(buf.bytes_mut(), i, s, v);
+                kernel::set(&g, buf.bytes_mut(), i, s, v);
                 if e == Encoding::SemiSorted {
                     // Slot numbers follow the sorted order: compare as sorted multisets.
-                    let mut want = g.semi_bucket(buf.bytes(), i).to_vec();
+                    let mut want = g.layout().read(buf.bytes(), i)[..4].to_vec();
                     want.sort_unstable();
                     model[i as usize] = want;
                 } else {
@@ -744,7 +473,7 @@ mod tests {
                 }
                 for (j, bucket) in model.iter().enumerate() {
                     let mut got: Vec<u32> =
-                        (0..b).map(|s| g.get(buf.bytes(), j as u64, s)).collect();
+                        g.layout().read(buf.bytes(), j as u64)[..b as usize].to_vec();
                     let mut want = bucket.clone();
                     if e == Encoding::SemiSorted {
                         got.sort_unstable();
@@ -765,17 +494,21 @@ mod tests {
         let g = Geometry::new(2, 4, 9, Encoding::SemiSorted).unwrap();
         let mut buf = TableBuf::zeroed(g.table_bytes()).unwrap();
         let t = buf.bytes_mut();
+        let l = g.layout();
         for (s, v) in [(0, 300), (1, 7), (2, 511), (3, 7)] {
             // Fill empty slots: the empty ones sort first, so slot 0 is always empty here.
-            assert_eq!(g.get(t, 1, 0), 0, "before writing {v} to slot {s}");
-            g.set(t, 1, 0, v);
+            assert_eq!(l.read(t, 1)[0], 0, "before writing {v} to slot {s}");
+            kernel::set(&g, t, 1, 0, v);
         }
-        assert_eq!(g.semi_bucket(t, 1), [7, 7, 300, 511]);
-        assert!(g.replace(t, 1, 0, 300, 12));
-        assert_eq!(g.semi_bucket(t, 1), [7, 7, 12, 511]);
-        assert!(g.remove_one(t, 1, 7));
-        assert_eq!(g.semi_bucket(t, 1), [0, 7, 12, 511]);
-        assert_eq!(g.semi_bucket(t, 0), [0; 4]);
+        let four = |t: &[u8], i| l.read(t, i)[..4].to_vec();
+        assert_eq!(four(t, 1), [7, 7, 300, 511]);
+        assert!(with_codec!(l, c => c.replace(t, 1, 0, 300, 12)));
+        assert_eq!(four(t, 1), [7, 7, 12, 511]);
+        assert!(l.remove_one(t, 1, 7));
+        assert_eq!(four(t, 1), [0, 7, 12, 511]);
+        assert_eq!(four(t, 0), [0; 4]);
+        assert!(!l.remove_one(t, 1, 8));
+        assert!(!with_codec!(l, c => c.replace(t, 1, 0, 8, 9)));
     }
 
     #[test]

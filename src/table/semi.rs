@@ -7,8 +7,13 @@
 //! The index is the combinatorial-number-system rank of the sequence: with nibbles
 //! `n0 ≤ n1 ≤ n2 ≤ n3`, `c_k = n_k + k` is strictly increasing in `0..19` and
 //! `rank = C(c0, 1) + C(c1, 2) + C(c2, 3) + C(c3, 4)`, a bijection onto `0..3876`. Encoding
-//! computes it with a few multiplications; decoding looks it up in a 7.6 KiB table built at
+//! computes it with a few multiplications; decoding looks it up in an 8 KiB table built at
 //! compile time.
+
+use super::bits;
+use super::codec::{Codec, Slots};
+use super::raw::Region;
+use super::swar::{Fields, Gather4};
 
 /// The number of non-decreasing sequences of four 4-bit values: C(19, 4).
 pub(crate) const COMBINATIONS: usize = 3876;
@@ -68,6 +73,34 @@ const fn build_decode() -> [u16; 4096] {
     table
 }
 
+/// `SLOTS_WITH[index]` tells, for every nibble value `q`, which slots of a bucket with this
+/// index hold a fingerprint whose high nibble is `q`: bits `4q .. 4q + 4`, bit `k` for slot `k`.
+/// A probe finds its nibble's slots with one load, a shift and a mask. (Indexes past 3,875 have
+/// the nibbles 0, 0, 0, 0, as in [`DECODE`]; the verifier rejects them.)
+pub(crate) static SLOTS_WITH: [u64; 4096] = build_slots_with();
+
+const fn build_slots_with() -> [u64; 4096] {
+    let mut table = [0u64; 4096];
+    let mut index = 0;
+    while index < 4096 {
+        let n = DECODE[index] as u64;
+        let mut k = 0;
+        while k < 4 {
+            let q = (n >> (4 * k)) & 15;
+            table[index] |= 1 << (4 * q + k);
+            k += 1;
+        }
+        index += 1;
+    }
+    table
+}
+
+/// The slots of the bucket with index `index` (any 12 bits) whose high nibble is `q` (< 16).
+#[inline(always)]
+fn slots_with(index: u64, q: u64) -> u32 {
+    ((SLOTS_WITH[(index & 0xFFF) as usize] >> (4 * q)) & 0xF) as u32
+}
+
 /// The four fingerprints of a bucket from its index and low parts, in sorted order.
 #[inline(always)]
 pub(crate) fn decode(index: u64, lows: [u32; 4], low_bits: u32) -> [u32; 4] {
@@ -89,9 +122,270 @@ pub(crate) fn encode(mut fps: [u32; 4], low_bits: u32) -> (u64, [u32; 4]) {
     (index as u64, fps.map(|f| f & low_mask))
 }
 
+/// The slot operations every semi-sorted codec shares, for low parts of `low` bits: the
+/// bucket decoded through checked slices, encoded sorted, and a region checked bucket by bucket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Slots4 {
+    low: u32,
+    bucket_bits: u64,
+}
+
+impl Slots4 {
+    const fn new(f: u32) -> Slots4 {
+        let low = f - 4;
+        Slots4 {
+            low,
+            bucket_bits: (INDEX_BITS + 4 * low) as u64,
+        }
+    }
+
+    fn read(&self, t: &[u8], i: u64) -> Slots {
+        let pos = i * self.bucket_bits;
+        let base = pos + INDEX_BITS as u64;
+        let at = |k: u64| bits::read(t, base + k * self.low as u64, self.low) as u32;
+        let fps = decode(
+            bits::read(t, pos, INDEX_BITS),
+            [at(0), at(1), at(2), at(3)],
+            self.low,
+        );
+        let mut s = [0u32; 8];
+        s[..4].copy_from_slice(&fps);
+        s
+    }
+
+    fn store(&self, t: &mut [u8], i: u64, slots: &Slots) {
+        let pos = i * self.bucket_bits;
+        let (index, lows) = encode([slots[0], slots[1], slots[2], slots[3]], self.low);
+        bits::write(t, pos, INDEX_BITS, index);
+        let base = pos + INDEX_BITS as u64;
+        for (k, l) in lows.into_iter().enumerate() {
+            bits::write(t, base + k as u64 * self.low as u64, self.low, l as u64);
+        }
+    }
+
+    fn scan(&self, t: &[u8], num_buckets: u64) -> Result<u64, String> {
+        let mut n = 0;
+        for i in 0..num_buckets {
+            let index = bits::read(t, i * self.bucket_bits, INDEX_BITS) as usize;
+            if index >= COMBINATIONS {
+                return Err(format!(
+                    "bucket {i} has the invalid semi-sorted index {index}"
+                ));
+            }
+            let fps = self.read(t, i);
+            if fps[..4].windows(2).any(|w| w[0] > w[1]) {
+                return Err(format!("bucket {i} is not sorted"));
+            }
+            n += fps[..4].iter().filter(|&&f| f != 0).count() as u64;
+        }
+        Ok(n)
+    }
+
+    /// The window load of the field at bit `at`, for [`Codec::loads`].
+    fn load(out: &mut Vec<(usize, usize)>, at: u64) {
+        out.push(((at >> 3) as usize, 8));
+    }
+}
+
+/// The query's two halves: its low part and its high nibble.
+#[inline(always)]
+const fn split(fp: u32, low: u32) -> (u64, u64) {
+    ((fp & ((1 << low) - 1)) as u64, (fp >> low) as u64)
+}
+
+/// The semi-sorted codec for `F`-bit fingerprints, `F` in 8..=15, where a bucket (at most 56
+/// bits) comes with one 8-byte load.
+///
+/// A probe compares the query's low part with the four stored ones at once
+/// ([`Fields::equal`]), gathers the four flags with one multiplication ([`Gather4`]), and
+/// looks up which slots hold the query's high nibble ([`SLOTS_WITH`]): a slot matches when
+/// both do. No branch, and every shift and mask but the nibble's a constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) struct SemiFast<const F: u32>;
+
+impl<const F: u32> SemiFast<F> {
+    const LOW: u32 = {
+        assert!(F >= 8 && F <= 15);
+        F - 4
+    };
+    const BITS: u64 = (INDEX_BITS + 4 * Self::LOW) as u64;
+    const LOWS: Fields = Fields::new(4, Self::LOW);
+    const GATHER: Gather4 = Gather4::new(Self::LOW);
+    const SLOTS: Slots4 = Slots4::new(F);
+
+    /// One bit per slot of bucket `i` that holds `fp`.
+    #[inline(always)]
+    fn matches(r: Region<'_>, i: u64, fp: u32) -> u32 {
+        let (q_low, q_nibble) = split(fp, Self::LOW);
+        let w = r.window(i * Self::BITS);
+        let lows = Self::LOWS.equal(w >> INDEX_BITS, q_low) >> (Self::LOW - 1);
+        slots_with(w, q_nibble) & Self::GATHER.apply(lows)
+    }
+}
+
+impl<const F: u32> Codec for SemiFast<F> {
+    #[inline(always)]
+    fn slots(&self) -> usize {
+        4
+    }
+
+    #[inline(always)]
+    fn contains(&self, r: Region<'_>, i1: u64, i2: u64, fp: u32) -> bool {
+        (Self::matches(r, i1, fp) | Self::matches(r, i2, fp)) != 0
+    }
+
+    #[inline(always)]
+    fn count_in(&self, r: Region<'_>, i: u64, fp: u32) -> u32 {
+        Self::matches(r, i, fp).count_ones()
+    }
+
+    #[inline(always)]
+    fn bucket_byte(&self, i: u64) -> usize {
+        ((i * Self::BITS) >> 3) as usize
+    }
+
+    fn loads(&self, i: u64, out: &mut Vec<(usize, usize)>) {
+        Slots4::load(out, i * Self::BITS);
+    }
+
+    fn read(&self, t: &[u8], i: u64) -> Slots {
+        Self::SLOTS.read(t, i)
+    }
+
+    fn store(&self, t: &mut [u8], i: u64, _changed: usize, slots: &Slots) {
+        Self::SLOTS.store(t, i, slots)
+    }
+
+    fn scan(&self, r: Region<'_>, num_buckets: u64) -> Result<u64, String> {
+        Self::SLOTS.scan(r.bytes(), num_buckets)
+    }
+}
+
+/// The semi-sorted codec for the other widths: 7 bits (3-bit low parts, too narrow for the
+/// one-multiplication gather) and 16 to 32 bits (buckets of 60 to 124 bits). The index and the
+/// low parts are loaded separately, the low parts in chunks of as many as fit in one load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Semi {
+    slots: Slots4,
+    /// Bits of a low part, `f − 4`.
+    low: u32,
+    /// Low parts per load.
+    per: u32,
+    /// Loads of low parts per bucket.
+    chunks: u32,
+    /// Masks of `per` low parts.
+    full: Fields,
+    /// Low parts in the last load, and their masks.
+    tail_fields: u32,
+    tail: Fields,
+}
+
+impl Semi {
+    /// The codec for `f`-bit fingerprints (`7 ≤ f ≤ 32`).
+    pub(crate) const fn new(f: u32) -> Semi {
+        let low = f - 4;
+        let per = if 57 / low < 4 { 57 / low } else { 4 };
+        let chunks = 4u32.div_ceil(per);
+        let tail_fields = 4 - per * (chunks - 1);
+        Semi {
+            slots: Slots4::new(f),
+            low,
+            per,
+            chunks,
+            full: Fields::new(per, low),
+            tail_fields,
+            tail: Fields::new(tail_fields, low),
+        }
+    }
+
+    /// The number and masks of the low parts in load `k`.
+    #[inline(always)]
+    fn chunk(&self, k: u32) -> (u32, &Fields) {
+        if k + 1 < self.chunks {
+            (self.per, &self.full)
+        } else {
+            (self.tail_fields, &self.tail)
+        }
+    }
+
+    /// One bit per slot of bucket `i` that holds `fp`.
+    #[inline(always)]
+    fn matches(&self, r: Region<'_>, i: u64, fp: u32) -> u32 {
+        let pos = i * self.slots.bucket_bits;
+        let (q_low, q_nibble) = split(fp, self.low);
+        let nibbles = slots_with(r.window(pos), q_nibble);
+        let mut lows = 0;
+        for k in 0..self.chunks {
+            let (fields, masks) = self.chunk(k);
+            let at = pos + (INDEX_BITS + k * self.per * self.low) as u64;
+            let z = masks.equal(r.window(at), q_low);
+            for j in 0..fields {
+                lows |= (((z >> (j * self.low + self.low - 1)) & 1) as u32) << (k * self.per + j);
+            }
+        }
+        nibbles & lows
+    }
+}
+
+impl Codec for Semi {
+    #[inline(always)]
+    fn slots(&self) -> usize {
+        4
+    }
+
+    #[inline(always)]
+    fn contains(&self, r: Region<'_>, i1: u64, i2: u64, fp: u32) -> bool {
+        (self.matches(r, i1, fp) | self.matches(r, i2, fp)) != 0
+    }
+
+    #[inline(always)]
+    fn count_in(&self, r: Region<'_>, i: u64, fp: u32) -> u32 {
+        self.matches(r, i, fp).count_ones()
+    }
+
+    #[inline(always)]
+    fn bucket_byte(&self, i: u64) -> usize {
+        ((i * self.slots.bucket_bits) >> 3) as usize
+    }
+
+    fn loads(&self, i: u64, out: &mut Vec<(usize, usize)>) {
+        let pos = i * self.slots.bucket_bits;
+        Slots4::load(out, pos);
+        for k in 0..self.chunks {
+            Slots4::load(out, pos + (INDEX_BITS + k * self.per * self.low) as u64);
+        }
+    }
+
+    fn read(&self, t: &[u8], i: u64) -> Slots {
+        self.slots.read(t, i)
+    }
+
+    fn store(&self, t: &mut [u8], i: u64, _changed: usize, slots: &Slots) {
+        self.slots.store(t, i, slots)
+    }
+
+    fn scan(&self, r: Region<'_>, num_buckets: u64) -> Result<u64, String> {
+        self.slots.scan(r.bytes(), num_buckets)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slots_with_lists_the_slots_of_each_nibble() {
+        for index in 0..4096u64 {
+            let n = DECODE[index as usize] as u64;
+            for q in 0..16 {
+                let want =
+                    (0..4).fold(0, |acc, k| acc | ((((n >> (4 * k)) & 15) == q) as u32) << k);
+                assert_eq!(slots_with(index, q), want, "index {index} q {q}");
+            }
+        }
+        // Any 12 bits select an entry; higher bits are ignored.
+        assert_eq!(slots_with(0xF000 | 5, 3), slots_with(5, 3));
+    }
 
     #[test]
     fn rank_is_a_bijection_onto_0_to_3875() {

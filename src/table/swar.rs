@@ -1,0 +1,134 @@
+//! SWAR ("SIMD within a register"): compare a query with every field of a 64-bit word at once.
+//! The bit-packed and semi-sorted probes use it to test all the fingerprints a load brings in
+//! without cutting them out one by one.
+
+/// `n` fields of `w` bits each, packed from bit 0 of a word (`n·w ≤ 64`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Fields {
+    /// The lowest bit of every field: `q · rep` repeats `q` in every field.
+    rep: u64,
+    /// The low `w − 1` bits of every field.
+    low: u64,
+    /// The top bit of every field.
+    high: u64,
+}
+
+impl Fields {
+    /// The masks of `n` fields of `w` bits (`1 ≤ w`, `n·w ≤ 64`).
+    pub(crate) const fn new(n: u32, w: u32) -> Fields {
+        assert!(w >= 1 && n * w <= 64);
+        let mut f = Fields {
+            rep: 0,
+            low: 0,
+            high: 0,
+        };
+        let mut k = 0;
+        while k < n {
+            let at = k * w;
+            f.rep |= 1 << at;
+            f.low |= ((1u64 << (w - 1)) - 1) << at;
+            f.high |= 1 << (at + w - 1);
+            k += 1;
+        }
+        f
+    }
+
+    /// The top bit of every field of `word` that equals `q` (`q < 2^w`). Bits of `word` above
+    /// the fields are ignored.
+    ///
+    /// Exact for every field, not only the lowest that matches: `(x & low) + low` sets a
+    /// field's top bit iff its low bits are not all zero, and cannot carry out of the field
+    /// (`2·(2^(w−1) − 1) < 2^w`); or-ing `x` adds the field's own top bit.
+    #[inline(always)]
+    pub(crate) const fn equal(&self, word: u64, q: u64) -> u64 {
+        let x = word ^ q.wrapping_mul(self.rep);
+        !((x & self.low).wrapping_add(self.low) | x) & self.high
+    }
+}
+
+/// Gathers flags at bits `0, s, 2s, 3s` into bits `0..4` (`4 ≤ s ≤ 20`) with one
+/// multiplication: term `j` of the multiplier moves bit `k·s` to `(3 + k − j)·s + j`, which is
+/// `3s + k` for `j = k`; for `s ≥ 4` no two terms meet (their positions differ by a multiple
+/// of `s` plus at most 3), so nothing carries into the four bits read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Gather4 {
+    multiplier: u64,
+    shift: u32,
+}
+
+impl Gather4 {
+    /// The gather for stride `s` (`4 ≤ s ≤ 20`; other strides give a gather that is never
+    /// applied).
+    pub(crate) const fn new(s: u32) -> Gather4 {
+        if s < 4 || s > 20 {
+            return Gather4 {
+                multiplier: 0,
+                shift: 0,
+            };
+        }
+        Gather4 {
+            multiplier: (1u64 << (3 * s)) | (1 << (2 * s + 1)) | (1 << (s + 2)) | (1 << 3),
+            shift: 3 * s,
+        }
+    }
+
+    /// Flags at bits `0, s, 2s, 3s` gathered into bits `0..4`.
+    #[inline(always)]
+    pub(crate) const fn apply(&self, flags: u64) -> u32 {
+        ((flags.wrapping_mul(self.multiplier) >> self.shift) & 0xF) as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::SplitMix64;
+
+    /// Against a field-by-field model: random words and queries, plus words built to match.
+    #[test]
+    fn equal_flags_exactly_the_equal_fields() {
+        let mut rng = SplitMix64::new(17);
+        for w in 1..=32u32 {
+            for n in 1..=(64 / w).min(8) {
+                let f = Fields::new(n, w);
+                let mask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+                for _ in 0..2000 {
+                    let q = rng.next_u64() & mask;
+                    let mut word = rng.next_u64();
+                    // Plant the query, zero and near misses in some fields.
+                    for k in 0..n {
+                        let v = match rng.below(4) {
+                            0 => q,
+                            1 => 0,
+                            2 => q ^ (1 << rng.below(w as u64)),
+                            _ => rng.next_u64() & mask,
+                        };
+                        word = (word & !(mask << (k * w))) | (v << (k * w));
+                    }
+                    let want = (0..n).fold(0u64, |acc, k| {
+                        let field = (word >> (k * w)) & mask;
+                        acc | (((field == q) as u64) << (k * w + w - 1))
+                    });
+                    assert_eq!(
+                        f.equal(word, q),
+                        want,
+                        "n={n} w={w} q={q:#x} word={word:#x}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn gather4_collects_every_pattern() {
+        for s in 4..=20u32 {
+            for pattern in 0..16u64 {
+                let mut flags = 0u64;
+                for k in 0..4 {
+                    flags |= ((pattern >> k) & 1) << (k * s);
+                }
+                assert_eq!(Gather4::new(s).apply(flags) as u64, pattern, "s={s}");
+            }
+        }
+    }
+}
