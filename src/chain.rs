@@ -216,12 +216,16 @@ impl ScalableCuckooFilter {
     /// ```
     #[inline]
     pub fn contains_hash(&self, h: KeyHash) -> bool {
-        if self.levels.len() > 1 {
-            for l in &self.levels {
-                l.as_filter_ref().prefetch_hash(h);
-            }
+        if let [level] = self.levels.as_slice() {
+            return level.contains_hash(h);
         }
-        self.levels.iter().rev().any(|l| l.contains_hash(h))
+        let mut any = false;
+        let levels = self.levels.iter().rev().map(|l| l.as_filter_ref());
+        crate::view::probe_each(levels, h, |_, found| {
+            any = found;
+            !found
+        });
+        any
     }
 
     /// [`contains_hash`](Self::contains_hash) for many keys: `out[i]` is the answer for

@@ -149,17 +149,15 @@ impl CuckooFilter {
         self.insert_seeded(hash::seeded(h, self.seed))
     }
 
-    /// Puts the key with seeded hash `seeded` into a free slot of its first bucket, if there
-    /// is one (no relocation, no second bucket). The builder's first pass: keys sorted by
-    /// seeded hash visit the buckets in order.
-    pub(crate) fn try_put_first(&mut self, seeded: u64) -> bool {
-        let s = locate_seeded(&self.geo, seeded);
-        let placed = self
-            .geo
-            .layout()
-            .try_put(self.table.bytes_mut(), s.i1, s.i1, s.fp);
-        self.len += placed as u64;
-        placed
+    /// The geometry and the table, for the builder to place keys directly; it then accounts
+    /// for them with [`add_placed`](Self::add_placed).
+    pub(crate) fn table_mut(&mut self) -> (Geometry, &mut [u8]) {
+        (self.geo, self.table.bytes_mut())
+    }
+
+    /// Counts `n` fingerprints the builder stored through [`table_mut`](Self::table_mut).
+    pub(crate) fn add_placed(&mut self, n: u64) {
+        self.len += n;
     }
 
     /// Inserts by the seeded hash `fmix64(key hash ^ seed)`.

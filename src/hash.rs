@@ -143,7 +143,7 @@ pub(crate) const fn alt_bucket(i: u64, fp: u32, num_buckets: u64) -> u64 {
 ///
 /// Seeded from the key's seeded hash, so a table's bytes depend only on the seed and the
 /// sequence of operations — also across save and reopen — never on a hidden state.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct SplitMix64(u64);
 
 impl SplitMix64 {

@@ -3,7 +3,7 @@
 #![allow(unsafe_code)]
 
 use crate::error::{Error, Result};
-use crate::format::{self, FileMeta, HEADER_LEN, decode};
+use crate::format::{self, FileMeta, HEADER_LEN, LevelMeta, decode};
 use crate::hash::KeyHash;
 use crate::view::FilterRef;
 use memmap2::Mmap;
@@ -176,20 +176,23 @@ impl MappedFilter {
         if !self.checked() {
             return None;
         }
-        let level = self.meta.levels.get(k)?;
-        Some(FilterRef::new(
+        Some(self.view(self.meta.levels.get(k)?))
+    }
+
+    /// Every level's view, newest (largest) first. Only for a file that passed verification.
+    fn views(&self) -> impl Iterator<Item = FilterRef<'_>> {
+        self.meta.levels.iter().rev().map(|level| self.view(level))
+    }
+
+    /// The view of `level` (one of this file's, checked by the decoder to lie in the map).
+    #[inline]
+    fn view(&self, level: &LevelMeta) -> FilterRef<'_> {
+        FilterRef::new(
             level.geo,
             self.meta.seed,
             level.len,
-            self.map.get(level.region())?,
-        ))
-    }
-
-    /// Every level's view, newest (largest) first; empty if the file failed verification.
-    fn views(&self) -> impl Iterator<Item = FilterRef<'_>> {
-        (0..self.meta.levels.len())
-            .rev()
-            .map_while(|k| self.level(k))
+            &self.map[level.region()],
+        )
     }
 
     /// Whether `key` may be in the filter: `false` means certainly absent.
@@ -226,10 +229,15 @@ impl MappedFilter {
         if !self.checked() {
             return true; // damaged file: maybe present, never a false negative
         }
-        if self.meta.levels.len() > 1 {
-            self.views().for_each(|v| v.prefetch_hash(h));
+        if let [level] = self.meta.levels.as_slice() {
+            return self.view(level).contains_hash(h);
         }
-        self.views().any(|v| v.contains_hash(h))
+        let mut any = false;
+        crate::view::probe_each(self.views(), h, |_, found| {
+            any = found;
+            !found
+        });
+        any
     }
 
     /// [`contains_hash`](Self::contains_hash) for many keys, with prefetching (see

@@ -38,7 +38,7 @@ fn wrong_length(found: usize, expected: usize) -> ! {
 }
 
 /// Where a key lives: its two candidate buckets and its fingerprint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub(crate) struct Slot {
     pub(crate) i1: u64,
     pub(crate) i2: u64,
@@ -180,6 +180,69 @@ impl<'a> FilterRef<'a> {
         contains_batch_keys_any(std::slice::from_ref(self), keys, out);
     }
 
+    /// Asks every filter of `filters` about one key: `out[i]` is
+    /// `filters[i].contains_hash(h)`. This is the lookup of an LSM point read, which asks the
+    /// filter of every SSTable that may hold the key: the key is hashed once (by the caller),
+    /// and every filter's two buckets are prefetched before any is probed, so the filters'
+    /// cache misses overlap instead of adding up.
+    ///
+    /// # Panics
+    /// If `filters` and `out` differ in length.
+    ///
+    /// ```
+    /// use cuckoo_sst::{CuckooFilter, FilterRef, KeyHash};
+    /// let tables: Vec<CuckooFilter> = (0..3u32)
+    ///     .map(|t| {
+    ///         let mut f = CuckooFilter::with_capacity(100);
+    ///         f.insert(&t.to_le_bytes()).unwrap();
+    ///         f
+    ///     })
+    ///     .collect();
+    /// let filters: Vec<FilterRef<'_>> = tables.iter().map(|f| f.as_filter_ref()).collect();
+    /// let mut out = [false; 3];
+    /// FilterRef::contains_hash_each(&filters, KeyHash::of(&1u32.to_le_bytes()), &mut out);
+    /// assert!(out[1]);
+    /// ```
+    pub fn contains_hash_each(filters: &[FilterRef<'_>], h: KeyHash, out: &mut [bool]) {
+        assert_eq!(
+            filters.len(),
+            out.len(),
+            "contains_hash_each: one output per filter"
+        );
+        probe_each(filters.iter().copied(), h, |i, found| {
+            out[i] = found;
+            true
+        });
+    }
+
+    /// The first filter of `filters` that may hold the key hashed `h`, or `None` if none may:
+    /// the read path of an LSM tree, newest table first. Like
+    /// [`contains_hash_each`](Self::contains_hash_each), it prefetches the buckets of up to
+    /// 32 filters before probing them in order, and stops at the first that answers "maybe".
+    ///
+    /// ```
+    /// use cuckoo_sst::{CuckooFilter, FilterRef, KeyHash};
+    /// let mut newer = CuckooFilter::with_capacity(100);
+    /// let mut older = CuckooFilter::with_capacity(100);
+    /// older.insert(b"k")?;
+    /// let filters = [newer.as_filter_ref(), older.as_filter_ref()];
+    /// assert_eq!(FilterRef::first_containing(&filters, KeyHash::of(b"k")), Some(1));
+    /// newer.insert(b"k")?;
+    /// let filters = [newer.as_filter_ref(), older.as_filter_ref()];
+    /// assert_eq!(FilterRef::first_containing(&filters, KeyHash::of(b"k")), Some(0));
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn first_containing(filters: &[FilterRef<'_>], h: KeyHash) -> Option<usize> {
+        let mut first = None;
+        probe_each(filters.iter().copied(), h, |i, found| {
+            if found {
+                first = Some(i);
+            }
+            !found
+        });
+        first
+    }
+
     /// Prefetches the two buckets of a key hash, so that a later lookup of it (in this filter)
     /// finds them in cache. A chain of filters prefetches every level first and then probes
     /// them, so the levels' memory latencies overlap instead of adding up.
@@ -194,8 +257,10 @@ impl<'a> FilterRef<'a> {
     #[inline]
     pub fn prefetch_hash(&self, h: KeyHash) {
         let s = locate(&self.geo, self.seed, h);
-        self.region.prefetch(self.geo.bucket_offset(s.i1));
-        self.region.prefetch(self.geo.bucket_offset(s.i2));
+        with_codec!(self.geo.layout(), c => {
+            c.prefetch(self.region, s.i1);
+            c.prefetch(self.region, s.i2);
+        });
     }
 
     /// How many copies of `key`'s fingerprint its two buckets hold (at least the number of
@@ -379,43 +444,91 @@ impl std::fmt::Debug for FilterRef<'_> {
     }
 }
 
+/// Probes every filter of `filters` for `h`, in groups of up to 32 whose buckets are all
+/// prefetched first; `visit(i, found)` gets each answer in order and returns whether to go on.
+#[inline]
+pub(crate) fn probe_each<'a>(
+    filters: impl IntoIterator<Item = FilterRef<'a>>,
+    h: KeyHash,
+    mut visit: impl FnMut(usize, bool) -> bool,
+) {
+    const GROUP: usize = 32;
+    let mut filters = filters.into_iter();
+    let mut group: [Option<(FilterRef<'a>, Slot)>; GROUP] = [None; GROUP];
+    let mut base = 0;
+    loop {
+        let mut n = 0;
+        for (entry, f) in group.iter_mut().zip(filters.by_ref()) {
+            let s = locate(&f.geo, f.seed, h);
+            with_codec!(f.geo.layout(), c => {
+                c.prefetch(f.region, s.i1);
+                c.prefetch(f.region, s.i2);
+            });
+            *entry = Some((f, s));
+            n += 1;
+        }
+        for (k, entry) in group[..n].iter().enumerate() {
+            if let Some((f, s)) = entry {
+                let found = kernel::contains(&f.geo, f.region, s.i1, s.i2, s.fp);
+                if !visit(base + k, found) {
+                    return;
+                }
+            }
+        }
+        if n < GROUP {
+            return;
+        }
+        base += GROUP;
+    }
+}
+
 /// Keys looked up ahead in a batch: their buckets are prefetched this many keys before they
 /// are probed, so that many lookups' cache misses are in flight at once.
 const AHEAD: usize = 16;
 
-/// `out[i]`: whether any of `views` may hold the key hashed by `hash(i)`, for `i` in
-/// `0..out.len()` — the batched lookup of a single filter (one view) and of several (a
-/// chain's levels, newest first). Each key's buckets in every view are prefetched
-/// [`AHEAD`] keys before the key is probed, so the memory latencies of that many lookups
-/// overlap; each view's codec is resolved once per call (one view) or once per view and key
-/// (several).
+/// `out[i]`: whether any of `views` may hold the `i`th key of `hashes` (which yields at least
+/// `out.len()` hashes) — the batched lookup of a single filter (one view) and of several (a
+/// chain's levels, newest first). Each key's buckets in every view are prefetched [`AHEAD`]
+/// keys before the key is probed, so the memory latencies of that many lookups overlap; the
+/// codec of a single view is resolved once per call, those of several once per key and view.
 pub(crate) fn contains_batch_with(
     views: &[FilterRef<'_>],
-    hash: impl Fn(usize) -> KeyHash,
+    hashes: impl Iterator<Item = KeyHash>,
     out: &mut [bool],
 ) {
     if let [v] = views {
-        return with_codec!(v.geo.layout(), c => batch_one(&c, v, hash, out));
+        return with_codec!(v.geo.layout(), c => batch_one(&c, v, hashes, out));
     }
-    let n = out.len();
-    let prefetch_all = |i: usize| {
-        let h = hash(i);
+    let start = |h: KeyHash| {
         for v in views {
             v.prefetch_hash(h);
         }
         h
     };
+    let mut hashes = hashes.map(start);
     let mut ring = [KeyHash::from_u64(0); AHEAD];
-    for (i, slot) in ring.iter_mut().enumerate().take(n) {
-        *slot = prefetch_all(i);
-    }
-    for i in 0..n {
-        let h = ring[i % AHEAD];
-        if i + AHEAD < n {
-            ring[i % AHEAD] = prefetch_all(i + AHEAD);
+    for slot in ring.iter_mut() {
+        match hashes.next() {
+            Some(h) => *slot = h,
+            None => break,
         }
-        out[i] = views.iter().any(|v| v.contains_hash(h));
     }
+    for (i, o) in out.iter_mut().enumerate() {
+        let h = ring[i % AHEAD];
+        if let Some(next) = hashes.next() {
+            ring[i % AHEAD] = next;
+        }
+        *o = views.iter().any(|v| v.contains_hash(h));
+    }
+}
+
+/// Where a lookup probes, kept while its lines are fetched: both buckets and the fingerprint
+/// (bucket indexes are below 2^32).
+#[derive(Clone, Copy)]
+struct Pending {
+    i1: u32,
+    i2: u32,
+    fp: u32,
 }
 
 /// [`contains_batch_with`] for one view whose codec is `C`: a monomorphic loop.
@@ -423,31 +536,37 @@ pub(crate) fn contains_batch_with(
 fn batch_one<C: Codec>(
     c: &C,
     v: &FilterRef<'_>,
-    hash: impl Fn(usize) -> KeyHash,
+    hashes: impl Iterator<Item = KeyHash>,
     out: &mut [bool],
 ) {
-    let n = out.len();
-    let start = |i: usize| {
-        let s = locate(&v.geo, v.seed, hash(i));
-        v.region.prefetch(c.bucket_byte(s.i1));
-        v.region.prefetch(c.bucket_byte(s.i2));
-        s
+    let start = |h: KeyHash| {
+        let s = locate(&v.geo, v.seed, h);
+        c.prefetch(v.region, s.i1);
+        c.prefetch(v.region, s.i2);
+        Pending {
+            i1: s.i1 as u32,
+            i2: s.i2 as u32,
+            fp: s.fp,
+        }
     };
-    let mut ring = [Slot {
+    let mut pending = hashes.map(start);
+    let mut ring = [Pending {
         i1: 0,
         i2: 0,
         fp: 0,
-        seeded: 0,
     }; AHEAD];
-    for (i, slot) in ring.iter_mut().enumerate().take(n) {
-        *slot = start(i);
-    }
-    for i in 0..n {
-        let s = ring[i % AHEAD];
-        if i + AHEAD < n {
-            ring[i % AHEAD] = start(i + AHEAD);
+    for slot in ring.iter_mut() {
+        match pending.next() {
+            Some(p) => *slot = p,
+            None => break,
         }
-        out[i] = c.contains(v.region, s.i1, s.i2, s.fp);
+    }
+    for (i, o) in out.iter_mut().enumerate() {
+        let p = ring[i % AHEAD];
+        if let Some(next) = pending.next() {
+            ring[i % AHEAD] = next;
+        }
+        *o = c.contains(v.region, p.i1 as u64, p.i2 as u64, p.fp);
     }
 }
 
@@ -465,7 +584,7 @@ pub(crate) fn contains_batch_keys_any<K: AsRef<[u8]>>(
         out.len(),
         "contains_batch_keys: one output per key"
     );
-    contains_batch_with(views, |i| KeyHash::of(keys[i].as_ref()), out);
+    contains_batch_with(views, keys.iter().map(|k| KeyHash::of(k.as_ref())), out);
 }
 
 /// [`contains_batch_with`] for precomputed hashes.
@@ -478,5 +597,5 @@ pub(crate) fn contains_batch_any(views: &[FilterRef<'_>], hashes: &[KeyHash], ou
         out.len(),
         "contains_batch: one output per hash"
     );
-    contains_batch_with(views, |i| hashes[i], out);
+    contains_batch_with(views, hashes.iter().copied(), out);
 }

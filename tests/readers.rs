@@ -283,3 +283,44 @@ fn a_mapping_keeps_the_old_bytes_after_save() {
     assert_eq!(remapped.as_bytes(), &new.to_bytes()[..]);
     assert!((1000..2000).all(|i| remapped.contains(&key(i))));
 }
+
+/// One key against many filters — every layout, different seeds and sizes, more filters than
+/// the group of 32 that is prefetched together: each answer is the filter's own, and the first
+/// "maybe" is the first filter that answers so.
+#[test]
+fn one_key_probes_many_filters_alike() {
+    let layouts = common::layouts();
+    let tables: Vec<CuckooFilter> = (0..70u64)
+        .map(|t| {
+            let layout = layouts[t as usize % layouts.len()];
+            let n = 200 + 37 * t;
+            let mut f = CuckooFilter::new(common::config(n as usize, layout).seed(t)).unwrap();
+            for i in 0..n {
+                f.insert(&key(i * 70 + t)).unwrap();
+            }
+            f
+        })
+        .collect();
+    let filters: Vec<FilterRef<'_>> = tables.iter().map(|f| f.as_filter_ref()).collect();
+    for n in [0, 1, 31, 32, 33, 70] {
+        let filters = &filters[..n];
+        for i in 0..3000u64 {
+            let h = KeyHash::of(&key(i));
+            let want: Vec<bool> = filters.iter().map(|f| f.contains_hash(h)).collect();
+            for fill in [false, true] {
+                let mut out = vec![fill; n];
+                FilterRef::contains_hash_each(filters, h, &mut out);
+                assert_eq!(out, want, "{n} filters, key {i}");
+            }
+            assert_eq!(
+                FilterRef::first_containing(filters, h),
+                want.iter().position(|&x| x),
+                "{n} filters, key {i}"
+            );
+            // The key's own table (i mod 70) always answers "maybe".
+            if ((i % 70) as usize) < n && i / 70 < 200 + 37 * (i % 70) {
+                assert!(want[(i % 70) as usize], "key {i} lost");
+            }
+        }
+    }
+}

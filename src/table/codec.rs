@@ -31,6 +31,16 @@ pub(crate) trait Codec: Copy {
     /// The byte offset of bucket `i`'s first byte.
     fn bucket_byte(&self, i: u64) -> usize;
 
+    /// Asks the CPU to bring in the lines a probe of bucket `i` loads: the bucket's first byte,
+    /// and the last byte of its last 8-byte load (a bit-packed bucket and its loads may cross
+    /// into the next line; the default covers buckets of up to 57 bytes).
+    #[inline(always)]
+    fn prefetch(&self, r: Region<'_>, i: u64) {
+        let at = self.bucket_byte(i);
+        r.prefetch(at);
+        r.prefetch(self.bucket_byte(i + 1) + 7);
+    }
+
     /// The loads a probe of bucket `i` makes, as (byte offset, length), for
     /// [`Geometry::lines_per_bucket`](super::Geometry::lines_per_bucket).
     fn loads(&self, i: u64, out: &mut Vec<(usize, usize)>);
@@ -44,6 +54,14 @@ pub(crate) trait Codec: Copy {
     ///
     /// [`read`]: Codec::read
     fn store(&self, t: &mut [u8], i: u64, changed: usize, slots: &Slots);
+
+    /// Stores `slots` (the first `b`) as bucket `i`, whatever it held.
+    #[inline]
+    fn store_all(&self, t: &mut [u8], i: u64, slots: &Slots) {
+        for k in 0..self.slots() {
+            self.store(t, i, k, slots);
+        }
+    }
 
     /// Checks that the whole region `r` holds well-formed buckets (padding is checked by the
     /// caller) and counts the occupied slots.
@@ -170,11 +188,6 @@ impl Layout {
     #[cfg(test)]
     pub(crate) fn store(&self, t: &mut [u8], i: u64, changed: usize, slots: &Slots) {
         with_codec!(*self, c => c.store(t, i, changed, slots))
-    }
-
-    /// [`Codec::try_put`] of this layout's codec.
-    pub(crate) fn try_put(&self, t: &mut [u8], i1: u64, i2: u64, fp: u32) -> bool {
-        with_codec!(*self, c => c.try_put(t, i1, i2, fp))
     }
 
     /// [`Codec::remove_one`] of this layout's codec.

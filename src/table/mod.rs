@@ -16,6 +16,7 @@
 //! table in every encoding.
 
 pub(crate) mod bits;
+mod buf;
 pub(crate) mod codec;
 pub(crate) mod kernel;
 pub(crate) mod packed;
@@ -25,6 +26,7 @@ pub(crate) mod semi;
 pub(crate) mod swar;
 
 use crate::error::{Error, Result};
+pub(crate) use buf::TableBuf;
 pub(crate) use codec::{Codec, Layout, with_codec};
 use raw::Region;
 
@@ -264,8 +266,8 @@ impl Geometry {
         fpr_bound(self.bucket_size, self.fp_bits)
     }
 
-    /// The byte offset of `bucket`'s first byte in the region (to prefetch it).
-    #[inline]
+    /// The byte offset of `bucket`'s first byte in the region.
+    #[cfg(test)]
     pub(crate) fn bucket_offset(&self, bucket: u64) -> usize {
         ((bucket * self.bucket_bits) >> 3) as usize
     }
@@ -316,46 +318,6 @@ pub(crate) fn scan(g: &Geometry, region: &[u8]) -> std::result::Result<u64, Stri
 pub(crate) fn fpr_bound(bucket_size: u32, fp_bits: u32) -> f64 {
     let values = 2f64.powi(fp_bits as i32) - 1.0;
     -f64::exp_m1(2.0 * bucket_size as f64 * f64::ln_1p(-1.0 / values))
-}
-
-/// One 64-byte cache line: the unit of table storage, so the region is cache-line-aligned in
-/// memory exactly as in the file.
-#[derive(Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C, align(64))]
-pub(crate) struct CacheLine([u8; CACHE_LINE]);
-
-/// An owned, zero-initialised, 64-byte-aligned byte buffer holding a bucket region.
-#[derive(Clone, PartialEq, Eq)]
-pub(crate) struct TableBuf(Vec<CacheLine>);
-
-impl TableBuf {
-    /// A zeroed buffer of `bytes` bytes (a multiple of 64); `OutOfMemory` instead of an abort.
-    pub(crate) fn zeroed(bytes: usize) -> Result<TableBuf> {
-        debug_assert_eq!(bytes % CACHE_LINE, 0);
-        let lines = bytes / CACHE_LINE;
-        let mut v = Vec::new();
-        v.try_reserve_exact(lines).map_err(|_| Error::OutOfMemory {
-            bytes: bytes as u64,
-        })?;
-        v.resize(lines, CacheLine([0; CACHE_LINE]));
-        Ok(TableBuf(v))
-    }
-
-    #[inline]
-    pub(crate) fn bytes(&self) -> &[u8] {
-        bytemuck::cast_slice(&self.0)
-    }
-
-    #[inline]
-    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
-        bytemuck::cast_slice_mut(&mut self.0)
-    }
-}
-
-impl std::fmt::Debug for TableBuf {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "TableBuf({} bytes)", self.0.len() * CACHE_LINE)
-    }
 }
 
 #[cfg(test)]

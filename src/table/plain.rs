@@ -129,6 +129,12 @@ impl<T: Slot, const B: usize> Codec for Plain<T, B> {
         i as usize * Self::BUCKET
     }
 
+    #[inline(always)]
+    fn prefetch(&self, r: Region<'_>, i: u64) {
+        // A plain bucket never crosses a line (with the region aligned to one).
+        r.prefetch(self.bucket_byte(i));
+    }
+
     fn loads(&self, i: u64, out: &mut Vec<(usize, usize)>) {
         out.push((i as usize * Self::BUCKET, Self::BUCKET));
     }

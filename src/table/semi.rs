@@ -249,11 +249,25 @@ impl<const F: u32> Codec for SemiFast<F> {
     }
 
     fn read(&self, t: &[u8], i: u64) -> Slots {
-        Self::SLOTS.read(t, i)
+        // The whole bucket (at most 56 bits) with one load.
+        let w = bits::read(t, i * Self::BITS, Self::BITS as u32);
+        let low = |k: u32| ((w >> (INDEX_BITS + k * Self::LOW)) & ((1 << Self::LOW) - 1)) as u32;
+        let fps = decode(w & 0xFFF, [low(0), low(1), low(2), low(3)], Self::LOW);
+        let mut s = [0u32; 8];
+        s[..4].copy_from_slice(&fps);
+        s
     }
 
     fn store(&self, t: &mut [u8], i: u64, _changed: usize, slots: &Slots) {
-        Self::SLOTS.store(t, i, slots)
+        self.store_all(t, i, slots)
+    }
+
+    fn store_all(&self, t: &mut [u8], i: u64, slots: &Slots) {
+        let (index, lows) = encode([slots[0], slots[1], slots[2], slots[3]], Self::LOW);
+        let w = lows.iter().enumerate().fold(index, |w, (k, &l)| {
+            w | (l as u64) << (INDEX_BITS + k as u32 * Self::LOW)
+        });
+        bits::write(t, i * Self::BITS, Self::BITS as u32, w);
     }
 
     fn scan(&self, r: Region<'_>, num_buckets: u64) -> Result<u64, String> {
@@ -361,6 +375,10 @@ impl Codec for Semi {
     }
 
     fn store(&self, t: &mut [u8], i: u64, _changed: usize, slots: &Slots) {
+        self.slots.store(t, i, slots)
+    }
+
+    fn store_all(&self, t: &mut [u8], i: u64, slots: &Slots) {
         self.slots.store(t, i, slots)
     }
 
