@@ -1,7 +1,8 @@
 //! cuckoo-sst against the fastest filters of its size, in one run: `xorf`'s BinaryFuse8 (a
-//! static filter, ~9 bits/key) and `sbbf-rs-safe`'s split-block Bloom filter (Parquet's
-//! layout, AVX2 when the CPU has it) at 11 bits/key. 16-byte keys; every filter hashes the key
-//! bytes as its users would: cuckoo-sst takes the bytes, the peers take XXH3-64 of them.
+//! static filter, ~9 bits/key), `sbbf-rs-safe`'s split-block Bloom filter (Parquet's layout,
+//! AVX2 when the CPU has it) at 11 bits/key, and the `cuckoofilter` crate. 16-byte keys; every
+//! filter hashes the key bytes as its users would: cuckoo-sst and `cuckoofilter` take the
+//! bytes, BinaryFuse8 and sbbf take XXH3-64 of them.
 //!
 //! ```text
 //! cargo bench --bench peers                   # 1 M and 32 M keys (about 25 minutes)
@@ -11,11 +12,15 @@
 //!
 //! Groups: `absent/<n>` and `present/<n>` (lookups of keys not in / in the filter, 65 536 per
 //! iteration from a pool of 4 M, so the buckets touched are not the ones cached by the last
-//! iteration), `build/<n>` (from the keys to a filter, hashing included). Before each size the
-//! bench prints every contender's bits per key and false-positive rate over the absent pool.
+//! iteration), `16-filters/1M` (one key against 16 filters), `chain-absent/<n>` (a growable
+//! filter of 1, 4 and 10 levels against one filter), `build/<n>` (from the keys to a filter,
+//! hashing included). Before each size the bench prints every contender's bits per key and
+//! false-positive rate over the absent pool.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use cuckoo_sst::{Config, CuckooFilter, Encoding, FilterBuilder};
+use cuckoo_sst::{
+    Config, CuckooFilter, Encoding, FilterBuilder, FilterRef, KeyHash, ScalableCuckooFilter,
+};
 use std::cell::Cell;
 use std::hint::black_box;
 use xorf::{BinaryFuse8, Filter as _};
@@ -70,12 +75,25 @@ fn bfuse8(n: u64) -> BinaryFuse8 {
     BinaryFuse8::try_from(&hashes).unwrap()
 }
 
+/// The `cuckoofilter` crate (0.5: 8-bit fingerprints, buckets of 4, power-of-two table,
+/// SipHash as its users get it), sized so that `n` keys fit.
+type PeerCuckoo = cuckoofilter::CuckooFilter<std::collections::hash_map::DefaultHasher>;
+
+fn peer_cuckoo(n: u64) -> PeerCuckoo {
+    let mut f = PeerCuckoo::with_capacity((n as f64 / 0.95) as usize);
+    for i in 0..n {
+        f.add(&key(i)).unwrap();
+    }
+    f
+}
+
 fn lookups(c: &mut Criterion) {
     for (size, n) in SIZES {
         let default = sst(n, None);
         let plain = sst(n, Some(Encoding::Plain));
         let bloom = sbbf(n);
         let fuse = bfuse8(n);
+        let cuckoo = peer_cuckoo(n);
         let pools = [("absent", pool(n, false)), ("present", pool(n, true))];
         let rate = |f: &dyn Fn(&[u8; 16]) -> bool| {
             pools[0].1.iter().filter(|k| f(k)).count() as f64 / POOL as f64
@@ -107,6 +125,11 @@ fn lookups(c: &mut Criterion) {
             "  bfuse8: {:.2} · {:.3e}",
             bits(fuse.fingerprints.len()),
             rate(&|k| fuse.contains(&xxh3_64(k)))
+        );
+        eprintln!(
+            "  cuckoofilter: {:.2} · {:.3e}",
+            bits(cuckoo.memory_usage()),
+            rate(&|k| cuckoo.contains(k))
         );
         for (group, keys) in &pools {
             let at = Cell::new(0);
@@ -149,6 +172,14 @@ fn lookups(c: &mut Criterion) {
                         .count()
                 })
             });
+            g.bench_function(BenchmarkId::from_parameter("cuckoofilter"), |b| {
+                b.iter(|| {
+                    window()
+                        .iter()
+                        .filter(|k| cuckoo.contains(black_box(*k)))
+                        .count()
+                })
+            });
             g.finish();
         }
     }
@@ -170,5 +201,110 @@ fn build(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, lookups, build);
+/// One key against 16 SSTable filters of 1 M keys each (an LSM point read): one call that
+/// prefetches every filter's buckets first, against 16 `contains_hash` calls in a row. Absent
+/// keys, so every filter is probed; throughput in keys (each probing 16 filters).
+fn many_filters(c: &mut Criterion) {
+    const TABLES: u64 = 16;
+    const N: u64 = 1_000_000;
+    let tables: Vec<CuckooFilter> = (0..TABLES)
+        .map(|t| {
+            let mut b = FilterBuilder::new(Config::new(N as usize).seed(t));
+            for i in 0..N {
+                b.add_key(&key(i * TABLES + t));
+            }
+            b.finish().unwrap()
+        })
+        .collect();
+    let filters: Vec<FilterRef<'_>> = tables.iter().map(|f| f.as_filter_ref()).collect();
+    let keys = pool(N * TABLES, false);
+    let at = Cell::new(0);
+    let window = || {
+        at.set((at.get() + PROBES) % POOL);
+        &keys[at.get()..at.get() + PROBES]
+    };
+    let mut g = c.benchmark_group("16-filters/1M");
+    g.throughput(Throughput::Elements(PROBES as u64));
+    let mut out = [false; TABLES as usize];
+    g.bench_function(BenchmarkId::from_parameter("contains_hash_each"), |b| {
+        b.iter(|| {
+            let mut hits = 0;
+            for k in window() {
+                FilterRef::contains_hash_each(&filters, KeyHash::of(black_box(k)), &mut out);
+                hits += out.iter().filter(|&&x| x).count();
+            }
+            hits
+        })
+    });
+    g.bench_function(BenchmarkId::from_parameter("16x-contains_hash"), |b| {
+        b.iter(|| {
+            let mut hits = 0;
+            for k in window() {
+                let h = KeyHash::of(black_box(k));
+                hits += filters.iter().filter(|f| f.contains_hash(h)).count();
+            }
+            hits
+        })
+    });
+    g.finish();
+}
+
+/// A growable chain holding `n` keys in 1, 4 or 10 levels (growth factor 2), absent keys
+/// batched, against one filter of the same keys built by `FilterBuilder`.
+fn chains(c: &mut Criterion) {
+    for (size, n) in SIZES {
+        let single = sst(n, None);
+        let keys = pool(n, false);
+        let mut g = c.benchmark_group(format!("chain-absent/{size}"));
+        g.throughput(Throughput::Elements(PROBES as u64));
+        let at = Cell::new(0);
+        let window = || {
+            at.set((at.get() + PROBES) % POOL);
+            &keys[at.get()..at.get() + PROBES]
+        };
+        let mut out = vec![false; PROBES];
+        g.bench_function(BenchmarkId::from_parameter("one-filter-batch"), |b| {
+            b.iter(|| {
+                single.contains_batch_keys(black_box(window()), &mut out);
+                out.iter().filter(|&&x| x).count()
+            })
+        });
+        for levels in [1u32, 4, 10] {
+            let first = (n as f64 / (2f64.powi(levels as i32) - 1.0)).ceil() as usize;
+            let mut chain = ScalableCuckooFilter::new(Config::new(first)).unwrap();
+            for i in 0..n {
+                chain.insert(&key(i)).unwrap();
+            }
+            assert_eq!(chain.levels(), levels as usize);
+            eprintln!(
+                "{size} chain of {levels} levels: {:.2} bits/key, FPR bound {:.2e}",
+                chain.size_in_bytes() as f64 * 8.0 / n as f64,
+                chain.expected_fpr()
+            );
+            g.bench_function(
+                BenchmarkId::from_parameter(format!("{levels}-levels-batch")),
+                |b| {
+                    b.iter(|| {
+                        chain.contains_batch_keys(black_box(window()), &mut out);
+                        out.iter().filter(|&&x| x).count()
+                    })
+                },
+            );
+            g.bench_function(
+                BenchmarkId::from_parameter(format!("{levels}-levels")),
+                |b| {
+                    b.iter(|| {
+                        window()
+                            .iter()
+                            .filter(|k| chain.contains(black_box(&k[..])))
+                            .count()
+                    })
+                },
+            );
+        }
+        g.finish();
+    }
+}
+
+criterion_group!(benches, lookups, many_filters, chains, build);
 criterion_main!(benches);

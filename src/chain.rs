@@ -26,8 +26,9 @@ use std::path::Path;
 /// `ε·(1 − r)·rⁱ` of the target `ε` ([`tightening`](Config::tightening) `r`), and so slightly
 /// longer fingerprints, and the shares of all levels add up to less than `ε`.
 ///
-/// Lookups hash the key once and probe every level, newest (largest) first, with the same SIMD
-/// kernel; an absent key costs one probe per level.
+/// Lookups hash the key once and probe every level, newest (largest) first, with the same
+/// kernel, after prefetching every level's buckets (so their cache misses overlap); an absent
+/// key costs one probe per level.
 ///
 /// ```
 /// use cuckoo_sst::{Config, ScalableCuckooFilter};
@@ -229,8 +230,8 @@ impl ScalableCuckooFilter {
     }
 
     /// [`contains_hash`](Self::contains_hash) for many keys: `out[i]` is the answer for
-    /// `hashes[i]`. Every level is probed in groups of 16 keys whose buckets are prefetched
-    /// first (see [`FilterRef::contains_batch`]).
+    /// `hashes[i]`. Every level's buckets for a key are prefetched 16 keys before the key is
+    /// probed (see [`FilterRef::contains_batch`]).
     ///
     /// # Panics
     /// If `hashes` and `out` differ in length.

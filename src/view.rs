@@ -488,9 +488,11 @@ const AHEAD: usize = 16;
 
 /// `out[i]`: whether any of `views` may hold the `i`th key of `hashes` (which yields at least
 /// `out.len()` hashes) — the batched lookup of a single filter (one view) and of several (a
-/// chain's levels, newest first). Each key's buckets in every view are prefetched [`AHEAD`]
-/// keys before the key is probed, so the memory latencies of that many lookups overlap; the
-/// codec of a single view is resolved once per call, those of several once per key and view.
+/// chain's levels, newest first). A single view prefetches each key's buckets [`AHEAD`] keys
+/// before probing it, in a loop monomorphic in its codec. Several views work through blocks of
+/// 64 keys level by level: each key hashed once, each level's buckets for the block prefetched
+/// (when the level is larger than the caches) and then probed, one codec dispatch per level
+/// and block.
 pub(crate) fn contains_batch_with(
     views: &[FilterRef<'_>],
     hashes: impl Iterator<Item = KeyHash>,
@@ -499,28 +501,74 @@ pub(crate) fn contains_batch_with(
     if let [v] = views {
         return with_codec!(v.geo.layout(), c => batch_one(&c, v, hashes, out));
     }
-    let start = |h: KeyHash| {
+    // Several views: blocks of keys, level by level. Each key is hashed once (and, when the
+    // views share a seed, as a chain's levels do, seeded once); each level then derives and
+    // prefetches the block's buckets, and probes them, in a loop monomorphic in its codec.
+    const BLOCK: usize = 64;
+    let shared_seed = views.iter().all(|v| v.seed == views[0].seed);
+    let mut hashes = hashes;
+    let mut block = [0u64; BLOCK];
+    let mut pending = [Pending {
+        i1: 0,
+        i2: 0,
+        fp: 0,
+    }; BLOCK];
+    for out in out.chunks_mut(BLOCK) {
+        for (b, h) in block.iter_mut().zip(hashes.by_ref()) {
+            *b = h.to_u64();
+        }
+        let keys = &mut block[..out.len()];
+        if shared_seed {
+            for k in keys.iter_mut() {
+                *k = hash::seeded(KeyHash::from_u64(*k), views[0].seed);
+            }
+        }
+        out.fill(false);
         for v in views {
-            v.prefetch_hash(h);
+            let seeded = |k: u64| {
+                if shared_seed {
+                    k
+                } else {
+                    hash::seeded(KeyHash::from_u64(k), v.seed)
+                }
+            };
+            with_codec!(v.geo.layout(), c => level_block(&c, v, keys, seeded, &mut pending, out));
         }
-        h
-    };
-    let mut hashes = hashes.map(start);
-    let mut ring = [KeyHash::from_u64(0); AHEAD];
-    for slot in ring.iter_mut() {
-        match hashes.next() {
-            Some(h) => *slot = h,
-            None => break,
-        }
-    }
-    for (i, o) in out.iter_mut().enumerate() {
-        let h = ring[i % AHEAD];
-        if let Some(next) = hashes.next() {
-            ring[i % AHEAD] = next;
-        }
-        *o = views.iter().any(|v| v.contains_hash(h));
     }
 }
+
+/// One level of a block in [`contains_batch_with`]: derives and prefetches every key's buckets,
+/// then probes them, or-ing the answers into `out`.
+#[inline(always)]
+fn level_block<C: Codec>(
+    c: &C,
+    v: &FilterRef<'_>,
+    keys: &[u64],
+    seeded: impl Fn(u64) -> u64,
+    pending: &mut [Pending],
+    out: &mut [bool],
+) {
+    let prefetch = v.region.bytes().len() >= PREFETCH_FROM;
+    for (p, &k) in pending.iter_mut().zip(keys) {
+        let s = locate_seeded(&v.geo, seeded(k));
+        if prefetch {
+            c.prefetch(v.region, s.i1);
+            c.prefetch(v.region, s.i2);
+        }
+        *p = Pending {
+            i1: s.i1 as u32,
+            i2: s.i2 as u32,
+            fp: s.fp,
+        };
+    }
+    for (o, p) in out.iter_mut().zip(pending.iter()) {
+        *o |= c.contains(v.region, p.i1 as u64, p.i2 as u64, p.fp);
+    }
+}
+
+/// Tables from this size on are prefetched in batches; smaller ones stay in the CPU's caches,
+/// where a prefetch only costs instructions.
+const PREFETCH_FROM: usize = 256 << 10;
 
 /// Where a lookup probes, kept while its lines are fetched: both buckets and the fingerprint
 /// (bucket indexes are below 2^32).

@@ -276,49 +276,25 @@ impl<const F: u32> Codec for SemiFast<F> {
 }
 
 /// The semi-sorted codec for the other widths: 7 bits (3-bit low parts, too narrow for the
-/// one-multiplication gather) and 16 to 32 bits (buckets of 60 to 124 bits). The index and the
-/// low parts are loaded separately, the low parts in chunks of as many as fit in one load.
+/// one-multiplication gather) and 16 to 32 bits (buckets of 60 to 124 bits). Three loads: the
+/// index, then the low parts two by two (at most 56 bits each), each pair compared at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Semi {
     slots: Slots4,
     /// Bits of a low part, `f − 4`.
     low: u32,
-    /// Low parts per load.
-    per: u32,
-    /// Loads of low parts per bucket.
-    chunks: u32,
-    /// Masks of `per` low parts.
-    full: Fields,
-    /// Low parts in the last load, and their masks.
-    tail_fields: u32,
-    tail: Fields,
+    /// Masks of two low parts.
+    pair: Fields,
 }
 
 impl Semi {
     /// The codec for `f`-bit fingerprints (`7 ≤ f ≤ 32`).
     pub(crate) const fn new(f: u32) -> Semi {
         let low = f - 4;
-        let per = if 57 / low < 4 { 57 / low } else { 4 };
-        let chunks = 4u32.div_ceil(per);
-        let tail_fields = 4 - per * (chunks - 1);
         Semi {
             slots: Slots4::new(f),
             low,
-            per,
-            chunks,
-            full: Fields::new(per, low),
-            tail_fields,
-            tail: Fields::new(tail_fields, low),
-        }
-    }
-
-    /// The number and masks of the low parts in load `k`.
-    #[inline(always)]
-    fn chunk(&self, k: u32) -> (u32, &Fields) {
-        if k + 1 < self.chunks {
-            (self.per, &self.full)
-        } else {
-            (self.tail_fields, &self.tail)
+            pair: Fields::new(2, low),
         }
     }
 
@@ -328,16 +304,15 @@ impl Semi {
         let pos = i * self.slots.bucket_bits;
         let (q_low, q_nibble) = split(fp, self.low);
         let nibbles = slots_with(r.window(pos), q_nibble);
-        let mut lows = 0;
-        for k in 0..self.chunks {
-            let (fields, masks) = self.chunk(k);
-            let at = pos + (INDEX_BITS + k * self.per * self.low) as u64;
-            let z = masks.equal(r.window(at), q_low);
-            for j in 0..fields {
-                lows |= (((z >> (j * self.low + self.low - 1)) & 1) as u32) << (k * self.per + j);
-            }
-        }
-        nibbles & lows
+        let lows = pos + INDEX_BITS as u64;
+        let first = self.pair.equal(r.window(lows), q_low);
+        let second = self.pair.equal(r.window(lows + 2 * self.low as u64), q_low);
+        let (a, b) = (self.low - 1, 2 * self.low - 1);
+        let bits = ((first >> a) & 1)
+            | ((first >> b) & 1) << 1
+            | ((second >> a) & 1) << 2
+            | ((second >> b) & 1) << 3;
+        nibbles & bits as u32
     }
 }
 
@@ -365,9 +340,8 @@ impl Codec for Semi {
     fn loads(&self, i: u64, out: &mut Vec<(usize, usize)>) {
         let pos = i * self.slots.bucket_bits;
         Slots4::load(out, pos);
-        for k in 0..self.chunks {
-            Slots4::load(out, pos + (INDEX_BITS + k * self.per * self.low) as u64);
-        }
+        Slots4::load(out, pos + INDEX_BITS as u64);
+        Slots4::load(out, pos + (INDEX_BITS + 2 * self.low) as u64);
     }
 
     fn read(&self, t: &[u8], i: u64) -> Slots {
