@@ -265,12 +265,9 @@ impl MappedFilter {
             out.len(),
             "contains_batch: one output per hash"
         );
-        if !self.checked() {
-            out.fill(true); // damaged file: maybe present, never a false negative
-            return;
+        if let Some(views) = self.batch_views(out) {
+            crate::view::contains_batch_any(&views, hashes, out);
         }
-        let views: Vec<FilterRef<'_>> = self.views().collect();
-        crate::view::contains_batch_any(&views, hashes, out);
     }
 
     /// [`contains`](Self::contains) for many keys, hashed as their lookups start (see
@@ -298,12 +295,19 @@ impl MappedFilter {
             out.len(),
             "contains_batch_keys: one output per key"
         );
-        if !self.checked() {
-            out.fill(true); // damaged file: maybe present, never a false negative
-            return;
+        if let Some(views) = self.batch_views(out) {
+            crate::view::contains_batch_keys_any(&views, keys, out);
         }
-        let views: Vec<FilterRef<'_>> = self.views().collect();
-        crate::view::contains_batch_keys_any(&views, keys, out);
+    }
+
+    /// The views a batch probes, newest first; `None`, with every answer "maybe present", for
+    /// a file that failed verification (never a false negative).
+    fn batch_views(&self, out: &mut [bool]) -> Option<Vec<FilterRef<'_>>> {
+        if !self.checked() {
+            out.fill(true);
+            return None;
+        }
+        Some(self.views().collect())
     }
 
     /// Copies of `key`'s fingerprint across all levels. A file that failed verification

@@ -274,9 +274,9 @@ impl Geometry {
 
     /// The average number of distinct 64-byte lines the probe of one bucket loads from, with
     /// the region starting on a line boundary: exactly 1 for plain buckets; for bit-packed
-    /// ones, the lines under the 8-byte loads of the bucket (one load for most layouts, kept
-    /// inside the line of the bucket's last byte when the bucket allows it). Bucket offsets
-    /// repeat modulo 64 bytes every 512 buckets, so averaging over 512 buckets is exact.
+    /// ones, the lines under the bucket's 8-byte loads, each at the byte holding the first bit
+    /// it needs (one load where the bucket fits in 57 bits). Bucket offsets repeat modulo 64
+    /// bytes every 512 buckets, so averaging over 512 buckets is exact.
     pub(crate) fn lines_per_bucket(&self) -> f64 {
         let mut loads = Vec::new();
         let mut total = 0;
@@ -496,6 +496,65 @@ mod tests {
         assert!(scan(&g, buf.bytes()).is_err());
         buf.bytes_mut()[3] = 0x08; // bit 27: the last slot's top bit
         assert_eq!(scan(&g, buf.bytes()), Ok(1));
+    }
+
+    /// What FORMAT.md and the codecs' docs say a probe reads: a plain bucket's bytes; for a
+    /// packed bucket, 8 bytes at the byte holding the first bit of each chunk of ⌊57/f⌋ fields;
+    /// for a semi-sorted one, 8 bytes at its first byte (8 to 15 bits), else 8 bytes each at the
+    /// index, the first low part and the third.
+    fn spec_loads(e: Encoding, b: u64, f: u64, i: u64) -> Vec<(u64, u64)> {
+        let bits = e.bucket_bits(b as u32, f as u32);
+        let pos = i * bits;
+        let at = |p: u64| (p / 8, 8);
+        match e {
+            Encoding::Plain => vec![(pos / 8, bits / 8)],
+            Encoding::Packed => {
+                let per = (57 / f).min(b);
+                (0..b.div_ceil(per))
+                    .map(|k| at(pos + k * per * f))
+                    .collect()
+            }
+            Encoding::SemiSorted if (8..=15).contains(&f) => vec![at(pos)],
+            Encoding::SemiSorted => vec![at(pos), at(pos + 12), at(pos + 12 + 2 * (f - 4))],
+        }
+    }
+
+    #[test]
+    fn probes_read_what_the_spec_says() {
+        for (e, b, f) in all_layouts() {
+            let g = Geometry::new(600, b, f, e).unwrap();
+            let mut lines = 0;
+            for i in 0..512u64 {
+                let mut loads = Vec::new();
+                with_codec!(g.layout(), c => {
+                    // The prefetch target is the bucket's first byte.
+                    assert_eq!(c.bucket_byte(i), g.bucket_offset(i), "{e:?} b={b} f={f} {i}");
+                    c.loads(i, &mut loads);
+                });
+                let want = spec_loads(e, b as u64, f as u64, i);
+                let got: Vec<(u64, u64)> =
+                    loads.iter().map(|&(a, l)| (a as u64, l as u64)).collect();
+                assert_eq!(got, want, "{e:?} b={b} f={f} bucket {i}");
+                let mut touched: Vec<u64> = want
+                    .iter()
+                    .flat_map(|&(a, l)| [a / 64, (a + l - 1) / 64])
+                    .collect();
+                touched.sort_unstable();
+                touched.dedup();
+                lines += touched.len();
+            }
+            assert_eq!(
+                g.lines_per_bucket(),
+                lines as f64 / 512.0,
+                "{e:?} b={b} f={f}"
+            );
+        }
+        // By hand: 5-byte packed buckets start at every residue modulo 64 once per 64 buckets,
+        // and an 8-byte load from residues 57..=63 reaches the next line.
+        let g = Geometry::new(600, 4, 10, Encoding::Packed).unwrap();
+        assert_eq!(g.lines_per_bucket(), 1.0 + 7.0 / 64.0);
+        let g = Geometry::new(600, 8, 16, Encoding::Plain).unwrap();
+        assert_eq!(g.lines_per_bucket(), 1.0);
     }
 
     #[test]

@@ -52,16 +52,18 @@ pub(crate) static DECODE: [u16; 4096] = build_decode();
 
 const fn build_decode() -> [u16; 4096] {
     let mut table = [0u16; 4096];
+    // The nibbles a ≤ b ≤ c ≤ d, each up to 15. (Written with `<=` and `+` rather than `< 16`
+    // and `|`: the same table, but no mutation of these lines builds it again unchanged.)
     let mut a = 0;
-    while a < 16 {
+    while a <= 15 {
         let mut b = a;
-        while b < 16 {
+        while b <= 15 {
             let mut c = b;
-            while c < 16 {
+            while c <= 15 {
                 let mut d = c;
-                while d < 16 {
+                while d <= 15 {
                     let r = rank([a, b, c, d]) as usize;
-                    table[r] = (a | b << 4 | c << 8 | d << 12) as u16;
+                    table[r] = (a + (b << 4) + (c << 8) + (d << 12)) as u16;
                     d += 1;
                 }
                 c += 1;
@@ -87,7 +89,7 @@ const fn build_slots_with() -> [u64; 4096] {
         let mut k = 0;
         while k < 4 {
             let q = (n >> (4 * k)) & 15;
-            table[index] |= 1 << (4 * q + k);
+            table[index] += 1 << (4 * q + k); // a bit of its own for each slot
             k += 1;
         }
         index += 1;
