@@ -31,14 +31,22 @@ pub(crate) trait Codec: Copy {
     /// The byte offset of bucket `i`'s first byte.
     fn bucket_byte(&self, i: u64) -> usize;
 
-    /// Asks the CPU to bring in the lines a probe of bucket `i` loads: the bucket's first byte,
-    /// and the last byte of its last 8-byte load (a bit-packed bucket and its loads may cross
-    /// into the next line; the default covers buckets of up to 57 bytes).
+    /// The two bytes whose lines [`prefetch`](Codec::prefetch) asks for: the bucket's first
+    /// byte, and the last byte of its last 8-byte load (a bit-packed bucket and its loads may
+    /// cross into the next line; two lines cover every bucket of up to 57 bytes). Every byte a
+    /// probe loads lies on one of these lines (tested against [`loads`](Codec::loads)).
+    #[inline(always)]
+    fn prefetch_at(&self, i: u64) -> [usize; 2] {
+        [self.bucket_byte(i), self.bucket_byte(i + 1) + 7]
+    }
+
+    /// Asks the CPU to bring in the lines a probe of bucket `i` loads (a hint: never faults,
+    /// never changes an answer).
     #[inline(always)]
     fn prefetch(&self, r: Region<'_>, i: u64) {
-        let at = self.bucket_byte(i);
-        r.prefetch(at);
-        r.prefetch(self.bucket_byte(i + 1) + 7);
+        for at in self.prefetch_at(i) {
+            r.prefetch(at);
+        }
     }
 
     /// The loads a probe of bucket `i` makes, as (byte offset, length), for

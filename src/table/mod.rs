@@ -526,11 +526,14 @@ mod tests {
             let mut lines = 0;
             for i in 0..512u64 {
                 let mut loads = Vec::new();
+                let mut fetched = [0; 2];
                 with_codec!(g.layout(), c => {
-                    // The prefetch target is the bucket's first byte.
                     assert_eq!(c.bucket_byte(i), g.bucket_offset(i), "{e:?} b={b} f={f} {i}");
+                    fetched = c.prefetch_at(i).map(|at| at as u64 / 64);
                     c.loads(i, &mut loads);
                 });
+                // The first line prefetched is the bucket's; the two cover every line loaded.
+                assert_eq!(fetched[0], g.bucket_offset(i) as u64 / 64);
                 let want = spec_loads(e, b as u64, f as u64, i);
                 let got: Vec<(u64, u64)> =
                     loads.iter().map(|&(a, l)| (a as u64, l as u64)).collect();
@@ -541,6 +544,9 @@ mod tests {
                     .collect();
                 touched.sort_unstable();
                 touched.dedup();
+                for l in &touched {
+                    assert!(fetched.contains(l), "{e:?} b={b} f={f} bucket {i}: line {l}");
+                }
                 lines += touched.len();
             }
             assert_eq!(

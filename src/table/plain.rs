@@ -130,9 +130,14 @@ impl<T: Slot, const B: usize> Codec for Plain<T, B> {
     }
 
     #[inline(always)]
-    fn prefetch(&self, r: Region<'_>, i: u64) {
+    fn prefetch_at(&self, i: u64) -> [usize; 2] {
         // A plain bucket never crosses a line (with the region aligned to one).
-        r.prefetch(self.bucket_byte(i));
+        [self.bucket_byte(i); 2]
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, r: Region<'_>, i: u64) {
+        r.prefetch(self.prefetch_at(i)[0]);
     }
 
     fn loads(&self, i: u64, out: &mut Vec<(usize, usize)>) {
