@@ -568,7 +568,7 @@ fn level_block<C: Codec>(
 
 /// Tables from this size on are prefetched in batches; smaller ones stay in the CPU's caches,
 /// where a prefetch only costs instructions.
-const PREFETCH_FROM: usize = 256 << 10;
+const PREFETCH_FROM: usize = 262_144; // 256 KiB
 
 /// Where a lookup probes, kept while its lines are fetched: both buckets and the fingerprint
 /// (bucket indexes are below 2^32).

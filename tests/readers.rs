@@ -324,3 +324,74 @@ fn one_key_probes_many_filters_alike() {
         }
     }
 }
+
+/// What a reader reports about itself, against values worked out here from the layout — for
+/// the owned filter, its borrowed view, and a view of its bytes — and the batched byte-key
+/// lookup of a view against the single one.
+#[test]
+fn every_reader_reports_its_shape_and_statistics() {
+    let n = 2000u64;
+    for layout in common::layouts() {
+        let (b, bits, encoding) = layout;
+        let mut f = CuckooFilter::new(common::config(n as usize, layout).seed(6)).unwrap();
+        let empty = f.to_bytes();
+        for i in 0..n {
+            f.insert(&key(i)).unwrap();
+        }
+        // Key 0 three times in all (a bucket pair holds 2b ≥ 4 copies).
+        f.insert(&key(0)).unwrap();
+        f.insert(&key(0)).unwrap();
+        let bytes = f.to_bytes();
+        let what = format!("{layout:?}");
+        let view = f.as_filter_ref();
+        let from_bytes = FilterRef::from_bytes(&bytes).unwrap();
+        assert!(FilterRef::from_bytes(&empty).unwrap().is_empty(), "{what}");
+        for r in [view, from_bytes] {
+            let len = n as usize + 2;
+            assert_eq!((r.len(), r.is_empty()), (len, false), "{what}");
+            assert_eq!(r.seed(), 6, "{what}");
+            assert_eq!(r.fingerprint_bits(), bits, "{what}");
+            assert_eq!((r.bucket_size(), r.encoding()), (b, encoding), "{what}");
+            assert_eq!(r.capacity(), r.num_buckets() * b, "{what}");
+            assert!(r.capacity() >= len, "{what}");
+            assert_eq!(r.load_factor(), len as f64 / r.capacity() as f64, "{what}");
+            // 1 − (1 − 1/(2^f − 1))^(2·b·load): each of 2b slots, full with probability `load`,
+            // matches an absent key's fingerprint with probability 1/(2^f − 1).
+            // (`powf` of a base this close to 1 is good to about 1e-8 relative.)
+            let values = 2f64.powi(bits as i32) - 1.0;
+            let want = 1.0 - (1.0 - 1.0 / values).powf(2.0 * b as f64 * r.load_factor());
+            let got = r.estimated_fpr();
+            assert!((got - want).abs() <= 1e-6 * want, "{what}: {got} vs {want}");
+            // Plain buckets are one line each; bit-packed ones average more, never two each.
+            let lines = r.cache_lines_per_lookup();
+            if encoding == Encoding::Plain {
+                assert_eq!(lines, 2.0, "{what}");
+            } else {
+                assert!(lines > 2.0 && lines < 4.0, "{what}: {lines}");
+            }
+            assert_eq!(r.count(&key(0)), 3, "{what}");
+            assert_eq!(r.count(&key(1)), 1, "{what}");
+            assert_eq!(r.count_hash(KeyHash::of(&key(0))), 3, "{what}");
+            let debug = format!("{r:?}");
+            assert!(debug.starts_with("FilterRef {"), "{debug}");
+            assert!(debug.contains(&format!("len: {len}")), "{debug}");
+            // Byte keys, batched: the same answers as one by one.
+            let keys: Vec<[u8; 16]> = (n - 500..n + 500).map(key).collect();
+            let mut out = vec![false; keys.len()];
+            r.contains_batch_keys(&keys, &mut out);
+            for (k, &o) in keys.iter().zip(&out) {
+                assert_eq!(o, r.contains(k), "{what}");
+            }
+            assert!(out[..500].iter().all(|&o| o), "{what}: a false negative");
+        }
+        assert_eq!(f.count(&key(0)), 3, "{what}");
+        assert_eq!(f.estimated_fpr(), from_bytes.estimated_fpr(), "{what}");
+        assert_eq!(f.load_factor(), from_bytes.load_factor(), "{what}");
+    }
+    // By hand: packed b=4 f=10 buckets span 1 + 7/64 lines on average (table/mod.rs).
+    let f = CuckooFilter::new(common::config(1000, (4, 10, Encoding::Packed))).unwrap();
+    assert_eq!(
+        f.as_filter_ref().cache_lines_per_lookup(),
+        2.0 * (1.0 + 7.0 / 64.0)
+    );
+}

@@ -545,7 +545,10 @@ mod tests {
                 touched.sort_unstable();
                 touched.dedup();
                 for l in &touched {
-                    assert!(fetched.contains(l), "{e:?} b={b} f={f} bucket {i}: line {l}");
+                    assert!(
+                        fetched.contains(l),
+                        "{e:?} b={b} f={f} bucket {i}: line {l}"
+                    );
                 }
                 lines += touched.len();
             }
