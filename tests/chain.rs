@@ -262,3 +262,53 @@ proptest! {
         }
     }
 }
+
+/// What a chain reports about itself, worked out from its levels: length, capacity, size,
+/// rate, seed, counts across levels, the unique insert, and its hash.
+#[test]
+fn a_chain_reports_its_shape() {
+    let mut f = ScalableCuckooFilter::new(Config::new(200).seed(11)).unwrap();
+    assert!(f.is_empty());
+    assert_eq!((f.len(), f.levels()), (0, 1));
+    for i in 0..2000u64 {
+        f.insert(&key(i)).unwrap();
+    }
+    assert!(!f.is_empty());
+    let levels = f.levels();
+    assert!(levels >= 3, "{levels}");
+    let views: Vec<_> = (0..levels).map(|k| f.level(k).unwrap()).collect();
+    assert!(f.level(levels).is_none());
+    assert_eq!(f.len(), 2000);
+    assert_eq!(views.iter().map(|v| v.len()).sum::<usize>(), 2000);
+    assert_eq!(f.capacity(), views.iter().map(|v| v.capacity()).sum());
+    // 1 − Π(1 − εₖ) over the levels' bounds.
+    let want = 1.0
+        - views
+            .iter()
+            .map(|v| 1.0 - v.expected_fpr())
+            .product::<f64>();
+    assert!((f.expected_fpr() - want).abs() <= 1e-12 * want);
+    assert!(f.expected_fpr() <= 0.01);
+    assert_eq!(f.seed(), 11);
+    assert!(views.iter().all(|v| v.seed() == 11));
+    assert_eq!(f.size_in_bytes(), f.to_bytes().len());
+    assert_eq!(f.hash_key(b"x"), KeyHash::of(b"x"));
+    // Key 5 is in the oldest level; a second copy goes to the newest: count sums the levels.
+    assert_eq!(f.count(&key(5)), 1);
+    f.insert(&key(5)).unwrap();
+    assert_eq!(f.count_hash(KeyHash::of(&key(5))), 2);
+    assert!(!f.insert_unique(&key(5)).unwrap());
+    assert!(f.insert_unique(&key(1 << 41)).unwrap());
+    assert!(!f.insert_unique_hash(KeyHash::of(&key(1 << 41))).unwrap());
+    assert!(f.insert_unique_hash(KeyHash::of(&key(1 << 42))).unwrap());
+    assert_eq!(f.len(), 2003);
+    // Two levels match key 5: removing either copy could be another key's, so none goes.
+    assert!(!f.remove_hash(KeyHash::of(&key(5))));
+    assert_eq!(f.count(&key(5)), 2);
+    // A key in one level only goes.
+    assert!(f.remove_hash(KeyHash::of(&key(1 << 42))));
+    assert_eq!(f.count(&key(1 << 42)), 0);
+    assert_eq!(f.len(), 2002);
+    let debug = format!("{f:?}");
+    assert!(debug.starts_with("ScalableCuckooFilter"), "{debug}");
+}

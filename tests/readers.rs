@@ -395,3 +395,90 @@ fn every_reader_reports_its_shape_and_statistics() {
         2.0 * (1.0 + 7.0 / 64.0)
     );
 }
+
+/// What a mapped file reports — length, levels, seed, size, bytes, rates, counts, each level —
+/// against the chain it was saved from; verification state before and after `verify`; a
+/// damaged region answers "maybe present" everywhere, from every lookup.
+#[test]
+fn a_mapped_file_reports_what_it_holds() {
+    let (_dir, path) = tmp();
+    let mut c = chain(Encoding::Packed, 4, 0.01, 9);
+    for _ in 0..2 {
+        c.insert(&key(7)).unwrap(); // key 7 three times
+    }
+    c.save(&path).unwrap();
+    let bytes = c.to_bytes();
+    let levels = c.levels();
+    assert!(levels >= 3);
+    for mapped in [
+        MappedFilter::open(&path).unwrap(),
+        MappedFilter::open_unverified(&path).unwrap(),
+    ] {
+        assert_eq!((mapped.len(), mapped.is_empty()), (c.len(), false));
+        assert_eq!(mapped.levels(), levels);
+        assert_eq!(mapped.seed(), 9);
+        assert_eq!(mapped.expected_fpr(), c.expected_fpr());
+        assert_eq!(mapped.size_in_bytes(), bytes.len());
+        assert_eq!(mapped.as_bytes(), &bytes[..]);
+        assert_eq!(mapped.count(&key(7)), 3);
+        assert_eq!(mapped.count_hash(KeyHash::of(&key(8))), 1);
+        assert_eq!(
+            mapped.count(&key(CHAIN_KEYS + 1)),
+            c.count(&key(CHAIN_KEYS + 1))
+        );
+        let debug = format!("{mapped:?}");
+        assert!(debug.starts_with("MappedFilter {"), "{debug}");
+        // Level k of the file is level k of the chain.
+        for k in 0..levels {
+            let (got, want) = (mapped.level(k).unwrap(), c.level(k).unwrap());
+            assert_eq!(got.len(), want.len(), "level {k}");
+            assert_eq!(got.num_buckets(), want.num_buckets(), "level {k}");
+            assert_eq!(got.fingerprint_bits(), want.fingerprint_bits(), "level {k}");
+        }
+        assert!(mapped.level(levels).is_none());
+        assert!(mapped.is_verified());
+        mapped.verify().unwrap();
+        assert!(mapped.is_verified());
+        let keys: Vec<[u8; 16]> = (CHAIN_KEYS - 300..CHAIN_KEYS + 300).map(key).collect();
+        let mut out = vec![false; keys.len()];
+        mapped.contains_batch_keys(&keys, &mut out);
+        for (k, &o) in keys.iter().zip(&out) {
+            assert_eq!(o, c.contains(k));
+        }
+    }
+    let unverified = MappedFilter::open_unverified(&path).unwrap();
+    assert!(!unverified.is_verified());
+    unverified.verify().unwrap();
+    assert!(unverified.is_verified());
+
+    // An empty filter maps as empty.
+    let empty = CuckooFilter::new(Config::new(10)).unwrap();
+    empty.save(&path).unwrap();
+    let mapped = MappedFilter::open(&path).unwrap();
+    assert_eq!(
+        (mapped.len(), mapped.is_empty(), mapped.levels()),
+        (0, true, 1)
+    );
+
+    // A flipped byte in the last level's region: the header opens, the regions fail to verify,
+    // and every lookup answers "maybe present" (never a false negative); no level is handed out.
+    let mut damaged = bytes.clone();
+    let at = damaged.len() - 100;
+    damaged[at] ^= 0x40;
+    std::fs::write(&path, &damaged).unwrap();
+    let mapped = MappedFilter::open_unverified(&path).unwrap();
+    assert!(mapped.verify().is_err());
+    assert!(!mapped.is_verified());
+    assert!(mapped.level(0).is_none());
+    let absent: Vec<KeyHash> = (0..100)
+        .map(|i| KeyHash::of(&key(10 * CHAIN_KEYS + i)))
+        .collect();
+    assert!(absent.iter().all(|&h| mapped.contains_hash(h)));
+    let mut out = vec![false; absent.len()];
+    mapped.contains_batch(&absent, &mut out);
+    assert!(out.iter().all(|&o| o));
+    let keys: Vec<[u8; 16]> = (0..100).map(|i| key(10 * CHAIN_KEYS + i)).collect();
+    let mut out = vec![false; keys.len()];
+    mapped.contains_batch_keys(&keys, &mut out);
+    assert!(out.iter().all(|&o| o));
+}
