@@ -482,3 +482,64 @@ fn a_mapped_file_reports_what_it_holds() {
     mapped.contains_batch_keys(&keys, &mut out);
     assert!(out.iter().all(|&o| o));
 }
+
+/// Two filters are equal exactly when every persisted field and every table byte is: each
+/// field changed on its own makes them differ, and a round trip through bytes changes nothing.
+#[test]
+fn filters_are_equal_only_field_for_field() {
+    let build = |config: Config, keys: std::ops::Range<u64>| {
+        let mut f = CuckooFilter::new(config).unwrap();
+        for i in keys {
+            f.insert(&key(i)).unwrap();
+        }
+        f
+    };
+    let config = || Config::new(1000).seed(3);
+    let base = build(config(), 0..500);
+    assert_eq!(base, build(config(), 0..500));
+    assert_eq!(base, CuckooFilter::from_bytes(&base.to_bytes()).unwrap());
+    assert_eq!(base.size_in_bytes(), base.to_bytes().len());
+    assert_eq!(base.max_kicks(), 500, "the default");
+    assert_eq!(base.hash_key(b"x"), KeyHash::of(b"x"));
+    assert_eq!(
+        base.num_buckets() * base.bucket_size(),
+        base.capacity(),
+        "capacity"
+    );
+    // Sized for 1001 items: the same table (checked), another persisted size.
+    let sized = build(Config::new(1001).seed(3), 0..500);
+    assert_eq!(sized.num_buckets(), base.num_buckets());
+    let others = [
+        ("seed", build(config().seed(4), 0..500)),
+        ("max_kicks", build(config().max_kicks(499), 0..500)),
+        ("len and table", build(config(), 0..501)),
+        ("table", build(config(), 1..501)),
+        ("sized_for", sized),
+        (
+            "target",
+            build(config().false_positive_rate(0.0101), 0..500),
+        ),
+        (
+            "geometry",
+            build(config().encoding(Encoding::Plain), 0..500),
+        ),
+    ];
+    for (what, other) in &others {
+        assert_ne!(&base, other, "{what}");
+        // Each differs in the one field it names (the geometry and the length stay).
+        let shape = |f: &CuckooFilter| (f.num_buckets(), f.fingerprint_bits(), f.encoding());
+        if !what.contains("len") && *what != "geometry" {
+            assert_eq!((shape(other), other.len()), (shape(&base), 500), "{what}");
+        }
+    }
+    // Inserting a key and removing it again restores the bytes and the length.
+    let mut again = base.clone();
+    again.insert(&key(0)).unwrap();
+    assert!(again.remove(&key(0)));
+    assert_eq!(again, base);
+    let debug = format!("{base:?}");
+    assert!(
+        debug.starts_with("CuckooFilter {") && debug.contains("len: 500"),
+        "{debug}"
+    );
+}
