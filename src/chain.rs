@@ -109,10 +109,10 @@ impl ScalableCuckooFilter {
             return Err(Error::Full);
         }
         let last = self.levels[k - 1].sized_for() as f64;
+        // At least one more item than the last level (which may be sized for none). Finite: a
+        // level has at most 2^35 slots and the factor is at most 64; a size past what a level
+        // can hold (2^32 buckets) saturates `as usize` and is refused by `geometry`, below.
         let capacity = (last * self.chain.growth_factor).ceil().max(last + 1.0);
-        if capacity > u64::MAX as f64 / 2.0 {
-            return Err(Error::Full);
-        }
         let config = self.level_config(k, capacity as usize);
         let geo = match config.geometry() {
             Ok(g) => g,

@@ -312,3 +312,37 @@ fn a_chain_reports_its_shape() {
     let debug = format!("{f:?}");
     assert!(debug.starts_with("ScalableCuckooFilter"), "{debug}");
 }
+
+/// The growth rule: each level is sized `growth_factor` times the last (at least one more
+/// item, also after a level sized for none), up to `max_levels`, after which inserts fail with
+/// `Full` and change nothing.
+#[test]
+fn levels_grow_by_the_factor_up_to_the_limit() {
+    // From a first level sized for no items: 1, 2, 4, … — 200 keys need at most 9 levels.
+    let mut f = ScalableCuckooFilter::new(Config::new(0).seed(1)).unwrap();
+    for i in 0..200u64 {
+        f.insert(&key(i)).unwrap();
+    }
+    assert!((2..=9).contains(&f.levels()), "{} levels", f.levels());
+    assert!((0..200u64).all(|i| f.contains(&key(i))));
+    // Capped at three levels of 100, 200 and 400 items (and their spare room).
+    let config = Config::new(100).growth_factor(2.0).max_levels(3).seed(2);
+    let mut f = ScalableCuckooFilter::new(config).unwrap();
+    let mut n = 0u64;
+    let err = loop {
+        match f.insert(&key(n)) {
+            Ok(()) => n += 1,
+            Err(e) => break e,
+        }
+    };
+    assert!(matches!(err, Error::Full), "{err:?}");
+    assert_eq!(f.levels(), 3);
+    assert_eq!(f.len(), n as usize);
+    assert!(n >= 700, "{n} keys before Full");
+    let caps: Vec<usize> = (0..3).map(|k| f.level(k).unwrap().capacity()).collect();
+    assert!(caps[1] > caps[0] && caps[2] > caps[1], "{caps:?}");
+    // The failed insert changed nothing: every key is still there, and the chain stays at 3.
+    assert!((0..n).all(|i| f.contains(&key(i))));
+    assert!(f.insert(&key(n + 1)).is_err());
+    assert_eq!(f.levels(), 3);
+}
