@@ -346,3 +346,38 @@ fn levels_grow_by_the_factor_up_to_the_limit() {
     assert!(f.insert(&key(n + 1)).is_err());
     assert_eq!(f.levels(), 3);
 }
+
+/// `max_bytes` caps the file size exactly: a chain allowed precisely the bytes of three levels
+/// gets three, and then `Full`; one byte less, two.
+#[test]
+fn max_bytes_caps_the_size_exactly() {
+    let config = || Config::new(100).growth_factor(2.0).seed(5);
+    let fill = |mut f: ScalableCuckooFilter, until: &dyn Fn(&ScalableCuckooFilter) -> bool| {
+        let mut n = 0u64;
+        while !until(&f) {
+            if f.insert(&key(n)).is_err() {
+                break;
+            }
+            n += 1;
+        }
+        (f, n)
+    };
+    // The size of the first three levels, grown without a cap.
+    let (free, _) = fill(ScalableCuckooFilter::new(config()).unwrap(), &|f| {
+        f.levels() == 3
+    });
+    let three = free.size_in_bytes() as u64;
+    for (cap, levels) in [(three, 3), (three - 1, 2)] {
+        let capped = ScalableCuckooFilter::new(config().max_bytes(cap)).unwrap();
+        let (mut f, n) = fill(capped, &|_| false);
+        assert_eq!(f.levels(), levels, "cap {cap}");
+        assert!(f.size_in_bytes() as u64 <= cap);
+        assert_eq!(f.len(), n as usize);
+        assert!(matches!(f.insert(&key(n)), Err(Error::Full)));
+        // Every key stays, also through the batched byte-key lookup.
+        let keys: Vec<[u8; 8]> = (0..n).map(key).collect();
+        let mut out = vec![false; keys.len()];
+        f.contains_batch_keys(&keys, &mut out);
+        assert!(out.iter().all(|&o| o), "cap {cap}: a false negative");
+    }
+}
