@@ -292,6 +292,12 @@ fn a_chain_reports_its_shape() {
     assert_eq!(f.seed(), 11);
     assert!(views.iter().all(|v| v.seed() == 11));
     assert_eq!(f.size_in_bytes(), f.to_bytes().len());
+    let mut written = Vec::new();
+    f.write_to(&mut written).unwrap();
+    assert_eq!(written.len(), f.size_in_bytes());
+    assert_eq!(written, f.to_bytes());
+    let back = ScalableCuckooFilter::from_bytes(&written).unwrap();
+    assert_eq!((back.len(), back.levels()), (2000, levels));
     assert_eq!(f.hash_key(b"x"), KeyHash::of(b"x"));
     // Key 5 is in the oldest level; a second copy goes to the newest: count sums the levels.
     assert_eq!(f.count(&key(5)), 1);
