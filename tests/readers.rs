@@ -10,7 +10,8 @@
 mod common;
 
 use cuckoo_sst::{
-    Config, CuckooFilter, Encoding, FilterRef, KeyHash, MappedFilter, ScalableCuckooFilter,
+    Config, CuckooFilter, Encoding, FilterBuilder, FilterRef, KeyHash, MappedFilter,
+    ScalableCuckooFilter,
 };
 
 /// Batch lengths: empty, one, around the group of 16, and neither a multiple of 16 nor small.
@@ -542,4 +543,25 @@ fn filters_are_equal_only_field_for_field() {
         debug.starts_with("CuckooFilter {") && debug.contains("len: 500"),
         "{debug}"
     );
+}
+
+/// A filter from the builder counts the keys it placed, reads them back on every reader, and
+/// is the filter that inserting the same keys one by one into the same configuration makes.
+#[test]
+fn a_built_filter_counts_and_finds_its_keys() {
+    let n = 5000u64;
+    let mut b = FilterBuilder::new(Config::new(n as usize).seed(8));
+    for i in 0..n {
+        b.add_key(&key(i));
+    }
+    let built = b.finish().unwrap();
+    assert_eq!(built.len(), n as usize);
+    assert_eq!(built.as_filter_ref().len(), n as usize);
+    assert!((0..n).all(|i| built.contains(&key(i))));
+    let back = CuckooFilter::from_bytes(&built.to_bytes()).unwrap();
+    assert_eq!(back.len(), n as usize);
+    // Removing every key empties it.
+    let mut emptied = built.clone();
+    assert!((0..n).all(|i| emptied.remove(&key(i))));
+    assert!(emptied.is_empty());
 }
