@@ -560,6 +560,15 @@ fn a_built_filter_counts_and_finds_its_keys() {
     assert!((0..n).all(|i| built.contains(&key(i))));
     let back = CuckooFilter::from_bytes(&built.to_bytes()).unwrap();
     assert_eq!(back.len(), n as usize);
+    assert!(!built.is_empty());
+    // Byte keys, batched, answer as one by one; most absent keys are absent.
+    let keys: Vec<[u8; 16]> = (n - 1000..n + 1000).map(key).collect();
+    let mut out = vec![false; keys.len()];
+    built.contains_batch_keys(&keys, &mut out);
+    assert!(keys.iter().zip(&out).all(|(k, &o)| o == built.contains(k)));
+    assert!(out[..1000].iter().all(|&o| o));
+    let absent_hits = out[1000..].iter().filter(|&&o| o).count();
+    assert!(absent_hits < 100, "{absent_hits} of 1000 absent keys found");
     // Removing every key empties it.
     let mut emptied = built.clone();
     assert!((0..n).all(|i| emptied.remove(&key(i))));
