@@ -568,7 +568,8 @@ fn a_built_filter_counts_and_finds_its_keys() {
     assert!(keys.iter().zip(&out).all(|(k, &o)| o == built.contains(k)));
     assert!(out[..1000].iter().all(|&o| o));
     let absent_hits = out[1000..].iter().filter(|&&o| o).count();
-    assert!(absent_hits < 100, "{absent_hits} of 1000 absent keys found");
+    // A 1 % target: about 10 expected (σ ≈ 3).
+    assert!(absent_hits < 30, "{absent_hits} of 1000 absent keys found");
     // Removing every key empties it.
     let mut emptied = built.clone();
     assert!((0..n).all(|i| emptied.remove(&key(i))));
