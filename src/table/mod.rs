@@ -526,11 +526,10 @@ mod tests {
             let mut lines = 0;
             for i in 0..512u64 {
                 let mut loads = Vec::new();
-                let mut fetched = [0; 2];
-                with_codec!(g.layout(), c => {
+                let fetched: [u64; 2] = with_codec!(g.layout(), c => {
                     assert_eq!(c.bucket_byte(i), g.bucket_offset(i), "{e:?} b={b} f={f} {i}");
-                    fetched = c.prefetch_at(i).map(|at| at as u64 / 64);
                     c.loads(i, &mut loads);
+                    c.prefetch_at(i).map(|at| at as u64 / 64)
                 });
                 // The first line prefetched is the bucket's; the two cover every line loaded.
                 assert_eq!(fetched[0], g.bucket_offset(i) as u64 / 64);
