@@ -596,6 +596,13 @@ impl CuckooFilter {
     }
 }
 
+/// The bucket a relocation walk evicts from first: either candidate, with equal chance (the
+/// paper's "randomly pick i1 or i2"), so that walks do not all pile into the first buckets.
+#[inline]
+fn start_bucket(rng: &mut SplitMix64, s: &Slot) -> u64 {
+    if rng.next_u64() & 1 == 0 { s.i1 } else { s.i2 }
+}
+
 /// [`CuckooFilter::place`] for a known codec: the walk is monomorphic.
 fn place<C: Codec>(
     c: &C,
@@ -610,7 +617,7 @@ fn place<C: Codec>(
     }
     let b = c.slots();
     let mut rng = SplitMix64::new(s.seeded);
-    let mut bucket = if rng.next_u64() & 1 == 0 { s.i1 } else { s.i2 };
+    let mut bucket = start_bucket(&mut rng, &s);
     let mut homeless = s.fp;
     undo.clear();
     for _ in 0..max_kicks {
@@ -719,6 +726,29 @@ mod tests {
                 .fingerprint_bits(bits);
             fill_until_failures(CuckooFilter::new(c).unwrap());
         }
+    }
+
+    #[test]
+    fn walks_start_at_either_bucket_evenly() {
+        let (mut first, n) = (0u32, 4000u32);
+        for seeded in 0..n as u64 {
+            let s = Slot {
+                i1: 7,
+                i2: 11,
+                fp: 1,
+                seeded: seeded.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            };
+            match start_bucket(&mut SplitMix64::new(s.seeded), &s) {
+                7 => first += 1,
+                11 => {}
+                other => panic!("walk started at bucket {other}"),
+            }
+        }
+        // Binomial(4000, 1/2): σ ≈ 31.6, so ±200 is more than 6σ.
+        assert!(
+            (first as i64 - 2000).abs() < 200,
+            "{first} of {n} from the first bucket"
+        );
     }
 
     fn fill_until_failures(mut f: CuckooFilter) {

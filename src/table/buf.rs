@@ -53,6 +53,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn debug_shows_the_size_not_the_bytes() {
+        let t = TableBuf::zeroed(4096).unwrap();
+        assert_eq!(format!("{t:?}"), "TableBuf(4096 bytes)");
+    }
+
+    #[test]
     fn buffers_are_zeroed_aligned_and_writable_to_the_end() {
         for bytes in [64, 4096, 1 << 20] {
             let mut t = TableBuf::zeroed(bytes).unwrap();
