@@ -405,6 +405,44 @@ mod tests {
         assert!(buf.bytes().as_ptr() as usize % CACHE_LINE == 0);
     }
 
+    /// The codec's own slot operations in every layout: `slots` is the bucket size,
+    /// `try_put` fills the first bucket and then the second (once when they are the same
+    /// bucket) and then refuses, and `store_all` writes every slot of a bucket.
+    #[test]
+    fn codecs_fill_both_buckets_and_store_whole_ones() {
+        for (e, b, f) in all_layouts() {
+            let g = Geometry::new(8, b, f, e).unwrap();
+            let mut buf = TableBuf::zeroed(g.table_bytes()).unwrap();
+            let t = buf.bytes_mut();
+            let fp = |k: u32| 1 + k % ((1u64 << f.min(31)) - 1) as u32;
+            with_codec!(g.layout(), c => {
+                assert_eq!(c.slots(), b as usize, "{e:?} b={b} f={f}");
+                for k in 0..2 * b {
+                    assert!(c.try_put(t, 2, 5, fp(k)), "{e:?} b={b} f={f}: put {k}");
+                    let (first, second) = (k.min(b - 1) + 1, k.saturating_sub(b - 1));
+                    let r = raw::Region::new(t, &g).unwrap();
+                    assert_eq!(c.count_in(r, 2, 0), b - first, "{e:?} b={b} f={f}: put {k}");
+                    assert_eq!(c.count_in(r, 5, 0), b - second, "{e:?} b={b} f={f}: put {k}");
+                }
+                assert!(!c.try_put(t, 2, 5, fp(0)), "{e:?} b={b} f={f}: both full");
+                // One bucket as both candidates: it takes `b`, not `2b`.
+                for k in 0..b {
+                    assert!(c.try_put(t, 7, 7, fp(k)), "{e:?} b={b} f={f}");
+                }
+                assert!(!c.try_put(t, 7, 7, fp(0)), "{e:?} b={b} f={f}: bucket 7 full");
+                let mut slots = [0u32; 8];
+                for (k, s) in slots[..b as usize].iter_mut().enumerate() {
+                    *s = fp(100 + k as u32);
+                }
+                c.store_all(t, 0, &slots);
+                let mut got = c.read(t, 0);
+                got[..b as usize].sort_unstable();
+                slots[..b as usize].sort_unstable();
+                assert_eq!(got[..b as usize], slots[..b as usize], "{e:?} b={b} f={f}");
+            });
+        }
+    }
+
     /// Random slot writes in every layout read back as a simple model says, down to the last
     /// bucket, and every occupied slot is counted.
     #[test]
