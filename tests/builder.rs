@@ -58,3 +58,19 @@ fn builds_every_layout_exactly() {
         }
     }
 }
+
+#[test]
+fn len_counts_keys_added_duplicates_included() {
+    let mut b = FilterBuilder::new(cuckoo_sst::Config::new(0));
+    assert!(b.is_empty());
+    assert_eq!(b.len(), 0);
+    b.add_key(&key(1));
+    assert!(!b.is_empty());
+    for i in 0..10 {
+        b.add_key(&key(i)); // key 1 a second time
+        b.add_hash(cuckoo_sst::KeyHash::of(&key(i)));
+    }
+    assert_eq!(b.len(), 21);
+    let f = b.finish().unwrap();
+    assert_eq!(f.len(), 10, "duplicates count once in the filter");
+}
