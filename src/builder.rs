@@ -3,7 +3,7 @@
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::filter::CuckooFilter;
+use crate::filter::{CuckooFilter, start_bucket};
 use crate::hash::{self, KeyHash, SplitMix64};
 use crate::table::raw::Region;
 use crate::table::{Codec, Geometry, with_codec};
@@ -217,7 +217,7 @@ fn walks<C: Codec>(
     /// What a walk does next.
     #[derive(Clone, Copy, PartialEq)]
     enum Phase {
-        /// Put the key in either bucket (prefetched), else start walking.
+        /// Choose the bucket to start from (both prefetched).
         Start,
         /// Prefetch the other buckets of the residents of `bucket` (prefetched).
         LookAhead,
@@ -268,16 +268,9 @@ fn walks<C: Codec>(
             }
             match w.phase {
                 Phase::Start => {
-                    if c.try_put(t, w.i1, w.i2, w.homeless) {
-                        w.phase = Phase::Done;
-                        active -= 1;
-                        continue;
-                    }
-                    w.bucket = if w.rng.next_u64() & 1 == 0 {
-                        w.i1
-                    } else {
-                        w.i2
-                    };
+                    // No `try_put` first: the keys given have both buckets full (the earlier
+                    // passes left them for that reason), and a walk never empties a slot.
+                    w.bucket = start_bucket(&mut w.rng, w.i1, w.i2);
                     w.phase = Phase::LookAhead;
                 }
                 Phase::LookAhead => {
@@ -309,14 +302,11 @@ fn walks<C: Codec>(
                     residents[slot] = w.homeless;
                     c.store(t, w.bucket, slot, &residents);
                     w.homeless = victim;
+                    // The victim's other bucket is full: the search above found no resident,
+                    // the victim included, whose other bucket had room. The next step looks
+                    // one move ahead from there.
                     w.bucket = hash::alt_bucket(w.bucket, victim, m);
                     w.kicks += 1;
-                    if has_room(c, geo, t, w.bucket) && c.try_put(t, w.bucket, w.bucket, w.homeless)
-                    {
-                        w.phase = Phase::Done;
-                        active -= 1;
-                        continue;
-                    }
                     prefetch(t, w.bucket);
                     w.phase = Phase::LookAhead;
                 }
@@ -329,29 +319,36 @@ fn walks<C: Codec>(
     }
 }
 
+/// Prefetches for [`one_move`] at key `k` of `keys`: two steps ahead the buckets of key
+/// `k + 2·AHEAD`, one step ahead the other buckets of the residents of key `k + AHEAD`'s
+/// buckets (by then in cache). Speed only: nothing is written.
+fn prefetch_one_move_ahead<C: Codec>(c: &C, geo: &Geometry, t: &[u8], keys: &[u64], k: usize) {
+    const AHEAD: usize = 8;
+    let m = geo.num_buckets();
+    let prefetch = |i: u64| crate::prefetch::prefetch(t, c.bucket_byte(i));
+    let slot_of = |k: usize| keys.get(k).map(|&s| locate_seeded(geo, s));
+    if let Some(s) = slot_of(k + 2 * AHEAD) {
+        prefetch(s.i1);
+        prefetch(s.i2);
+    }
+    if let Some(s) = slot_of(k + AHEAD) {
+        for i in [s.i1, s.i2] {
+            let residents = c.read(t, i);
+            for &r in &residents[..c.slots()] {
+                prefetch(hash::alt_bucket(i, r, m));
+            }
+        }
+    }
+}
+
 /// Pass 3 of [`place_all`]: places each key of `keys` by moving one resident of its buckets to
 /// the resident's other bucket, where there is room; returns the keys it could not place.
 fn one_move<C: Codec>(c: &C, geo: &Geometry, t: &mut [u8], keys: &[u64]) -> Vec<u64> {
-    const AHEAD: usize = 8;
     let m = geo.num_buckets();
     let b = c.slots();
     let mut stuck = Vec::new();
-    let prefetch = |t: &[u8], i: u64| crate::prefetch::prefetch(t, c.bucket_byte(i));
-    let slot_of = |k: usize| keys.get(k).map(|&s| locate_seeded(geo, s));
     for (k, &key) in keys.iter().enumerate() {
-        // Two steps ahead: the key's buckets; one step ahead: its residents' other buckets.
-        if let Some(s) = slot_of(k + 2 * AHEAD) {
-            prefetch(t, s.i1);
-            prefetch(t, s.i2);
-        }
-        if let Some(s) = slot_of(k + AHEAD) {
-            for i in [s.i1, s.i2] {
-                let residents = c.read(t, i);
-                for &r in &residents[..b] {
-                    prefetch(t, hash::alt_bucket(i, r, m));
-                }
-            }
-        }
+        prefetch_one_move_ahead(c, geo, t, keys, k);
         let s = locate_seeded(geo, key);
         let mut placed = c.try_put(t, s.i1, s.i2, s.fp);
         'buckets: for i in [s.i1, s.i2] {

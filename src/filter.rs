@@ -599,8 +599,8 @@ impl CuckooFilter {
 /// The bucket a relocation walk evicts from first: either candidate, with equal chance (the
 /// paper's "randomly pick i1 or i2"), so that walks do not all pile into the first buckets.
 #[inline]
-fn start_bucket(rng: &mut SplitMix64, s: &Slot) -> u64 {
-    if rng.next_u64() & 1 == 0 { s.i1 } else { s.i2 }
+pub(crate) fn start_bucket(rng: &mut SplitMix64, i1: u64, i2: u64) -> u64 {
+    if rng.next_u64() & 1 == 0 { i1 } else { i2 }
 }
 
 /// [`CuckooFilter::place`] for a known codec: the walk is monomorphic.
@@ -617,7 +617,7 @@ fn place<C: Codec>(
     }
     let b = c.slots();
     let mut rng = SplitMix64::new(s.seeded);
-    let mut bucket = start_bucket(&mut rng, &s);
+    let mut bucket = start_bucket(&mut rng, s.i1, s.i2);
     let mut homeless = s.fp;
     undo.clear();
     for _ in 0..max_kicks {
@@ -738,7 +738,7 @@ mod tests {
                 fp: 1,
                 seeded: seeded.wrapping_mul(0x9E37_79B9_7F4A_7C15),
             };
-            match start_bucket(&mut SplitMix64::new(s.seeded), &s) {
+            match start_bucket(&mut SplitMix64::new(s.seeded), s.i1, s.i2) {
                 7 => first += 1,
                 11 => {}
                 other => panic!("walk started at bucket {other}"),
