@@ -1,0 +1,220 @@
+//! The header and level table of a filter file (FORMAT.md §4, §5), read field by field for
+//! `info`. Only called on bytes the library's `open_unverified` accepted, so the header and the
+//! level table are whole and their checksums hold; every read is still bounds-checked.
+
+use serde_json::{Value, json};
+
+/// The header fields (FORMAT.md §4).
+#[derive(Debug)]
+pub struct Header {
+    pub version: u32,
+    pub file_len: u64,
+    pub flags: u32,
+    pub hash: u32,
+    pub max_kicks: u32,
+    pub seed: u64,
+    pub target_fpr: f64,
+    pub growth_factor: f64,
+    pub tightening: f64,
+    pub max_levels: u32,
+    pub max_bytes: u64,
+    pub item_count: u64,
+    pub chain_bucket_size: u8,
+    pub chain_encoding: u8,
+    pub levels: Vec<Level>,
+}
+
+/// One level descriptor (FORMAT.md §5).
+#[derive(Debug)]
+pub struct Level {
+    pub region_offset: u64,
+    pub region_len: u64,
+    pub num_buckets: u64,
+    pub item_count: u64,
+    pub capacity: u64,
+    pub target_fpr: f64,
+    pub bucket_size: u8,
+    pub fingerprint_bits: u8,
+    pub encoding: u8,
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn bytes<const N: usize>(&self, at: usize) -> Option<[u8; N]> {
+        self.0.get(at..at.checked_add(N)?)?.try_into().ok()
+    }
+    fn u8(&self, at: usize) -> Option<u8> {
+        self.0.get(at).copied()
+    }
+    fn u32(&self, at: usize) -> Option<u32> {
+        self.bytes(at).map(u32::from_le_bytes)
+    }
+    fn u64(&self, at: usize) -> Option<u64> {
+        self.bytes(at).map(u64::from_le_bytes)
+    }
+    fn f64(&self, at: usize) -> Option<f64> {
+        self.bytes(at).map(f64::from_le_bytes)
+    }
+}
+
+const HEADER_LEN: usize = 128;
+const LEVEL_LEN: usize = 64;
+
+impl Header {
+    /// The header and level table of `file`, or `None` if it is too short to hold them.
+    pub fn read(file: &[u8]) -> Option<Header> {
+        let r = Reader(file);
+        let level_count = r.u32(24)? as usize;
+        let levels = (0..level_count)
+            .map(|k| {
+                let r = Reader(file.get(HEADER_LEN + k * LEVEL_LEN..)?);
+                Some(Level {
+                    region_offset: r.u64(0)?,
+                    region_len: r.u64(8)?,
+                    num_buckets: r.u64(16)?,
+                    item_count: r.u64(24)?,
+                    capacity: r.u64(32)?,
+                    target_fpr: r.f64(40)?,
+                    bucket_size: r.u8(48)?,
+                    fingerprint_bits: r.u8(49)?,
+                    encoding: r.u8(50)?,
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Header {
+            version: r.u32(8)?,
+            file_len: r.u64(16)?,
+            flags: r.u32(28)?,
+            hash: r.u32(32)?,
+            max_kicks: r.u32(36)?,
+            seed: r.u64(40)?,
+            target_fpr: r.f64(48)?,
+            growth_factor: r.f64(56)?,
+            tightening: r.f64(64)?,
+            max_levels: r.u32(72)?,
+            max_bytes: r.u64(80)?,
+            item_count: r.u64(88)?,
+            chain_bucket_size: r.u8(96)?,
+            chain_encoding: r.u8(97)?,
+            levels,
+        })
+    }
+
+    pub fn growable(&self) -> bool {
+        self.flags & 1 != 0
+    }
+
+    /// The byte range of the header and of the level table, for naming damage.
+    pub fn level_table_range(&self) -> (u64, u64) {
+        let start = HEADER_LEN as u64;
+        (start, start + (LEVEL_LEN * self.levels.len()) as u64)
+    }
+}
+
+impl Level {
+    pub fn encoding_name(&self) -> &'static str {
+        encoding_name(self.encoding)
+    }
+
+    pub fn layout(&self) -> String {
+        format!(
+            "{} b={} f={}",
+            self.encoding_name(),
+            self.bucket_size,
+            self.fingerprint_bits
+        )
+    }
+
+    pub fn bits_per_item(&self) -> Option<f64> {
+        (self.item_count > 0).then(|| self.region_len as f64 * 8.0 / self.item_count as f64)
+    }
+
+    pub fn load_factor(&self) -> f64 {
+        self.item_count as f64 / (self.num_buckets as f64 * self.bucket_size as f64)
+    }
+
+    pub fn json(&self, k: usize) -> Value {
+        json!({
+            "level": k,
+            "layout": self.layout(),
+            "encoding": self.encoding_name(),
+            "bucket_size": self.bucket_size,
+            "fingerprint_bits": self.fingerprint_bits,
+            "num_buckets": self.num_buckets,
+            "capacity": self.capacity,
+            "items": self.item_count,
+            "load_factor": self.load_factor(),
+            "target_fpr": self.target_fpr,
+            "region_offset": self.region_offset,
+            "region_bytes": self.region_len,
+            "bits_per_item": self.bits_per_item(),
+        })
+    }
+}
+
+pub fn encoding_name(code: u8) -> &'static str {
+    match code {
+        0 => "plain",
+        1 => "packed",
+        2 => "semi-sorted",
+        _ => "unknown",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cuckoo_sst::{Config, CuckooFilter, Encoding, ScalableCuckooFilter};
+
+    #[test]
+    fn reads_what_the_library_wrote() {
+        let mut f = CuckooFilter::new(
+            Config::new(1000)
+                .seed(42)
+                .encoding(Encoding::Packed)
+                .fingerprint_bits(11),
+        )
+        .unwrap();
+        for k in 0..700u32 {
+            f.insert(&k.to_le_bytes()).unwrap();
+        }
+        let bytes = f.to_bytes();
+        let h = Header::read(&bytes).unwrap();
+        assert_eq!(h.version, 1);
+        assert_eq!(h.file_len, bytes.len() as u64);
+        assert!(!h.growable());
+        assert_eq!((h.seed, h.item_count, h.hash), (42, 700, 1));
+        assert_eq!(h.max_kicks, f.max_kicks());
+        assert_eq!(h.levels.len(), 1);
+        let l = &h.levels[0];
+        assert_eq!(l.layout(), format!("packed b={} f=11", f.bucket_size()));
+        assert_eq!(l.num_buckets, f.num_buckets() as u64);
+        assert_eq!(l.capacity, 1000, "the items it was sized for");
+        assert_eq!(l.item_count, 700);
+        assert_eq!(l.region_offset % 64, 0);
+        assert!(l.region_offset + l.region_len <= bytes.len() as u64);
+        assert!((l.load_factor() - f.load_factor()).abs() < 1e-12);
+        // Too short for the level table it announces.
+        assert!(Header::read(&bytes[..150]).is_none());
+    }
+
+    #[test]
+    fn reads_a_chain() {
+        let mut c = ScalableCuckooFilter::new(Config::new(100).bucket_size(2)).unwrap();
+        for k in 0..1000u32 {
+            c.insert(&k.to_le_bytes()).unwrap();
+        }
+        let bytes = c.to_bytes();
+        let h = Header::read(&bytes).unwrap();
+        assert!(h.growable());
+        assert_eq!(h.levels.len(), c.levels());
+        assert_eq!(h.chain_bucket_size, 2);
+        assert!(h.growth_factor > 1.0);
+        assert_eq!(
+            h.levels.iter().map(|l| l.item_count).sum::<u64>(),
+            h.item_count
+        );
+        assert_eq!(h.item_count, c.len() as u64);
+    }
+}

@@ -1,0 +1,447 @@
+//! The real `cuckoo-sst` binary, run as a user would: every subcommand, and every kind of bad
+//! input, with its exit code (0 success, 1 damaged file, 2 usage or I/O error) and a one-line
+//! message — never a panic.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(args: &[&str], stdin: &[u8]) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cuckoo-sst"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut input = child.stdin.take().unwrap();
+    // A command that does not read standard input may close it early.
+    let _ = input.write_all(stdin);
+    drop(input);
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = child.wait_with_output().unwrap();
+    let r = Run {
+        code: status.code().expect("exited, not killed by a signal"),
+        stdout: String::from_utf8(stdout).unwrap(),
+        stderr: String::from_utf8(stderr).unwrap(),
+    };
+    assert!(
+        !r.stderr.contains("panicked") && !r.stderr.contains("RUST_BACKTRACE"),
+        "a panic: {}",
+        r.stderr
+    );
+    r
+}
+
+/// A failure: the exit code, and one line on standard error that contains `says`.
+fn fails(r: &Run, code: i32, says: &str) {
+    assert_eq!(r.code, code, "stderr: {}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "one line: {:?}", r.stderr);
+    assert!(r.stderr.starts_with("cuckoo-sst: "), "{:?}", r.stderr);
+    assert!(
+        r.stderr.contains(says),
+        "{:?} should say {says:?}",
+        r.stderr
+    );
+}
+
+fn path(dir: &Path, name: &str) -> String {
+    dir.join(name).to_str().unwrap().to_string()
+}
+
+fn lines(range: std::ops::Range<u64>) -> Vec<u8> {
+    range
+        .map(|i| format!("user:{i}\n"))
+        .collect::<String>()
+        .into_bytes()
+}
+
+/// Builds a filter of keys `user:0 .. user:n` and returns its path.
+fn built(dir: &Path, name: &str, n: u64, extra: &[&str]) -> String {
+    let out = path(dir, name);
+    let mut args = vec!["build", "-o", &out];
+    args.extend_from_slice(extra);
+    let r = run(&args, &lines(0..n));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.is_empty(),
+        "no progress bar off a terminal: {:?}",
+        r.stderr
+    );
+    out
+}
+
+#[test]
+fn build_info_verify_query_on_a_million_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys_file = path(dir.path(), "keys.txt");
+    std::fs::write(&keys_file, lines(0..1_000_000)).unwrap();
+    let file = path(dir.path(), "keys.cuckoo");
+    let r = run(&["build", &keys_file, "-o", &file], b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("1000000 keys (1000000 distinct)"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("bits/key"), "{}", r.stdout);
+
+    let info = run(&["info", &file], b"");
+    assert_eq!(info.code, 0, "{}", info.stderr);
+    for field in [
+        "version 1",
+        "single filter",
+        "items         1000000",
+        "checksums     ok",
+    ] {
+        assert!(info.stdout.contains(field), "{field}: {}", info.stdout);
+    }
+    assert!(
+        info.stdout.contains("semi-sorted b=4 f=10"),
+        "{}",
+        info.stdout
+    );
+
+    let verify = run(&["verify", &file], b"");
+    assert_eq!(verify.code, 0, "{}", verify.stderr);
+    assert!(verify.stdout.contains(": ok"), "{}", verify.stdout);
+
+    // Every key built in answers present; keys never added mostly answer absent, at about
+    // the file's rate (1 % target; 100 000 keys: 3σ of the count is about 300 of 1000).
+    let present = run(&["query", &file], &lines(0..1_000_000));
+    assert_eq!(present.code, 0, "{}", present.stderr);
+    assert_eq!(present.stdout.lines().count(), 1_000_000);
+    assert!(present.stdout.lines().all(|l| l == "present"));
+    let absent = run(&["query", &file], &lines(2_000_000..2_100_000));
+    assert_eq!(absent.stdout.lines().count(), 100_000);
+    let false_positives = absent.stdout.lines().filter(|&l| l == "present").count();
+    assert!(
+        absent
+            .stdout
+            .lines()
+            .all(|l| l == "present" || l == "absent")
+    );
+    assert!(
+        false_positives < 1300,
+        "{false_positives} false positives in 100 000"
+    );
+    assert!(
+        false_positives > 0,
+        "a 1 % filter shows some false positives"
+    );
+
+    // Keys as arguments, answered in order.
+    let args = run(&["query", &file, "user:17", "user:999999", "nobody"], b"");
+    assert_eq!(args.stdout, "present\npresent\nabsent\n");
+}
+
+#[test]
+fn a_damaged_copy_fails_verify_naming_the_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = built(dir.path(), "f.cuckoo", 50_000, &[]);
+    let whole = std::fs::read(&file).unwrap();
+    for (at, names) in [
+        (whole.len() / 2, "level 0 buckets"),
+        (40, "header"),
+        (3, "not a cuckoo-sst filter"),
+        (130, "level table"),
+    ] {
+        let mut bytes = whole.clone();
+        bytes[at] ^= 0x10;
+        let damaged = path(dir.path(), "damaged.cuckoo");
+        std::fs::write(&damaged, &bytes).unwrap();
+        let r = run(&["verify", &damaged], b"");
+        fails(&r, 1, names);
+        assert!(
+            r.stderr.contains("(bytes "),
+            "names the bytes: {}",
+            r.stderr
+        );
+        // The range named holds the flipped byte.
+        let range = r.stderr.rsplit("(bytes ").next().unwrap();
+        let (a, b) = range
+            .trim_end()
+            .trim_end_matches(')')
+            .split_once("..")
+            .unwrap();
+        let (a, b): (usize, usize) = (a.parse().unwrap(), b.parse().unwrap());
+        assert!((a..b).contains(&at), "{at} in {a}..{b}");
+        // info shows what it can and exits 1; query refuses to answer from damaged bytes.
+        let info = run(&["info", &damaged], b"");
+        if names == "level 0 buckets" {
+            assert_eq!(info.code, 1);
+            assert!(info.stdout.contains("DAMAGED"), "{}", info.stdout);
+        } else {
+            fails(&info, 1, names);
+        }
+        fails(&run(&["query", &damaged, "user:1"], b""), 1, names);
+    }
+}
+
+#[test]
+fn bad_files_get_one_line_and_the_right_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = built(dir.path(), "good.cuckoo", 1000, &[]);
+    let bytes = std::fs::read(&good).unwrap();
+    let empty = path(dir.path(), "empty");
+    std::fs::write(&empty, b"").unwrap();
+    let truncated = path(dir.path(), "truncated");
+    std::fs::write(&truncated, &bytes[..bytes.len() - 1]).unwrap();
+    let short = path(dir.path(), "short");
+    std::fs::write(&short, &bytes[..100]).unwrap();
+    let foreign = path(dir.path(), "foreign");
+    std::fs::write(
+        &foreign,
+        b"SQLite format 3\0 and then some more bytes than a header",
+    )
+    .unwrap();
+    let missing = path(dir.path(), "missing");
+    let directory = dir.path().to_str().unwrap().to_string();
+    let cases: [(&str, i32, &str); 6] = [
+        (&empty, 1, "truncated"),
+        (&truncated, 1, "truncated"),
+        (&short, 1, "truncated"),
+        (&foreign, 1, "not a cuckoo-sst filter"),
+        (&missing, 2, "no such file"),
+        (&directory, 2, "is a directory"),
+    ];
+    for (file, code, says) in cases {
+        for cmd in [
+            vec!["verify", file],
+            vec!["info", file],
+            vec!["query", file, "k"],
+            vec!["bench", file, "--seconds", "0.01", "--keys", "10"],
+        ] {
+            let r = run(&cmd, b"");
+            fails(&r, code, says);
+            assert!(r.stderr.contains(file), "names the file: {}", r.stderr);
+        }
+    }
+    // Building from a missing file or into a directory that does not exist.
+    fails(
+        &run(&["build", &missing, "-o", &path(dir.path(), "x")], b""),
+        2,
+        "no such file",
+    );
+    let nowhere = path(dir.path(), "no/such/dir/f.cuckoo");
+    fails(
+        &run(&["build", "-o", &nowhere], b"k\n"),
+        2,
+        "no/such/dir/f.cuckoo",
+    );
+}
+
+#[test]
+fn an_unreadable_file_is_an_io_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = built(dir.path(), "locked.cuckoo", 100, &[]);
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::read(&file).is_ok() {
+        // Running as root: permissions do not apply, nothing to test.
+        return;
+    }
+    fails(&run(&["verify", &file], b""), 2, "permission denied");
+    fails(
+        &run(&["build", &file, "-o", &path(dir.path(), "x")], b""),
+        2,
+        "permission denied",
+    );
+}
+
+#[test]
+fn malformed_keys_are_named_by_line_or_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = path(dir.path(), "f.cuckoo");
+    fails(
+        &run(&["build", "-o", &out, "--format", "hex"], b"6b6579\nzz\n"),
+        2,
+        "standard input: line 2: 'z' at column 1 is not a hex digit",
+    );
+    fails(
+        &run(&["build", "-o", &out], b"a\n\nb\n"),
+        2,
+        "line 2: empty key",
+    );
+    fails(
+        &run(
+            &["build", "-o", &out, "--format", "binary"],
+            &[5, 0, 0, 0, b'a'],
+        ),
+        2,
+        "byte 0: key 1 says 5 bytes, but only 1 follow",
+    );
+    assert!(!Path::new(&out).exists(), "nothing written on bad input");
+    let file = built(dir.path(), "g.cuckoo", 10, &[]);
+    fails(
+        &run(&["query", &file, "--format", "hex", "00", "abc"], b""),
+        2,
+        "argument 2: odd number of hex digits",
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_and_help_has_examples() {
+    let r = run(&["build"], b"");
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--output"), "{}", r.stderr);
+    assert_eq!(run(&["frobnicate"], b"").code, 2);
+    assert_eq!(run(&["build", "-o", "x", "--fpr", "lots"], b"").code, 2);
+    let dir = tempfile::tempdir().unwrap();
+    fails(
+        &run(
+            &["build", "-o", &path(dir.path(), "x"), "--fpr", "1.5"],
+            b"k\n",
+        ),
+        2,
+        "false",
+    );
+    for cmd in ["build", "info", "verify", "query", "bench"] {
+        let r = run(&[cmd, "--help"], b"");
+        assert_eq!(r.code, 0);
+        assert!(r.stdout.contains("Examples:"), "{cmd}: {}", r.stdout);
+        assert!(
+            r.stdout.contains(&format!("cuckoo-sst {cmd}")),
+            "{cmd}: {}",
+            r.stdout
+        );
+    }
+    let top = run(&["--help"], b"");
+    assert_eq!(top.code, 0);
+    assert!(top.stdout.contains("Exit codes"));
+}
+
+#[test]
+fn key_formats_build_and_query_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys: Vec<Vec<u8>> = (0..2000u32)
+        .map(|i| {
+            let mut k = i.to_be_bytes().to_vec();
+            k.extend_from_slice(b"\n\r\0 binary");
+            k
+        })
+        .collect();
+    let mut binary = Vec::new();
+    let mut hex = String::new();
+    for k in &keys {
+        binary.extend_from_slice(&(k.len() as u32).to_le_bytes());
+        binary.extend_from_slice(k);
+        hex.extend(k.iter().map(|b| format!("{b:02x}")));
+        hex.push('\n');
+    }
+    let from_binary = path(dir.path(), "b.cuckoo");
+    let from_hex = path(dir.path(), "h.cuckoo");
+    let r = run(
+        &[
+            "build",
+            "-o",
+            &from_binary,
+            "--format",
+            "binary",
+            "--seed",
+            "9",
+        ],
+        &binary,
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = run(
+        &["build", "-o", &from_hex, "--format", "hex", "--seed", "9"],
+        hex.as_bytes(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // The same keys and seed give the same bytes.
+    assert_eq!(
+        std::fs::read(&from_binary).unwrap(),
+        std::fs::read(&from_hex).unwrap()
+    );
+    let q = run(&["query", &from_binary, "--format", "binary"], &binary);
+    assert_eq!(q.stdout.lines().count(), keys.len());
+    assert!(q.stdout.lines().all(|l| l == "present"));
+    let q = run(
+        &[
+            "query",
+            &from_hex,
+            "--format",
+            "hex",
+            &hex[..hex.find('\n').unwrap()],
+        ],
+        b"",
+    );
+    assert_eq!(q.stdout, "present\n");
+}
+
+#[test]
+fn growable_and_layout_options_reach_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let chain = built(
+        dir.path(),
+        "chain.cuckoo",
+        300_000,
+        &[
+            "--growable",
+            "--initial-capacity",
+            "50000",
+            "--fpr",
+            "0.001",
+        ],
+    );
+    let info = run(&["info", &chain, "--json"], b"");
+    assert_eq!(info.code, 0, "{}", info.stderr);
+    let v: serde_json::Value = serde_json::from_str(&info.stdout).unwrap();
+    assert_eq!(v["growable"], true);
+    assert_eq!(v["items"], 300_000);
+    assert_eq!(v["checksums"], "ok");
+    let levels = v["levels"].as_array().unwrap();
+    assert!(levels.len() >= 3, "{levels:?}");
+    assert_eq!(
+        levels
+            .iter()
+            .map(|l| l["items"].as_u64().unwrap())
+            .sum::<u64>(),
+        300_000
+    );
+    assert!(v["expected_fpr"].as_f64().unwrap() <= 0.001);
+    assert_eq!(run(&["verify", &chain], b"").code, 0);
+
+    let plain = built(
+        dir.path(),
+        "plain.cuckoo",
+        10_000,
+        &["--encoding", "plain", "--seed", "5"],
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&run(&["info", &plain, "--json"], b"").stdout).unwrap();
+    assert_eq!(v["levels"][0]["encoding"], "plain");
+    assert_eq!(v["seed"], 5);
+    assert_eq!(v["growable"], false);
+
+    let b = run(
+        &["bench", &plain, "--seconds", "0.05", "--keys", "1000"],
+        b"",
+    );
+    assert_eq!(b.code, 0, "{}", b.stderr);
+    assert!(b.stdout.contains("single lookups") && b.stdout.contains("batched lookups"));
+}
+
+#[test]
+fn duplicates_count_once_and_an_empty_input_gives_an_empty_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = path(dir.path(), "d.cuckoo");
+    let r = run(&["build", "-o", &out], b"a\nb\na\na\n");
+    assert!(r.stdout.contains("4 keys (2 distinct)"), "{}", r.stdout);
+    let out = path(dir.path(), "e.cuckoo");
+    let r = run(&["build", "-o", &out], b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(run(&["verify", &out], b"").code, 0);
+    assert_eq!(run(&["query", &out, "x"], b"").stdout, "absent\n");
+    let _ = PathBuf::from(out);
+}
