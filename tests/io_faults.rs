@@ -9,7 +9,6 @@ use cuckoo_sst::{
     Config, CuckooFilter, Error, FilterRef, KeyHash, MappedFilter, ScalableCuckooFilter,
 };
 use std::io;
-use std::path::Path;
 
 fn key(i: u64) -> [u8; 12] {
     let mut k = *b"io:\0\0\0\0\0\0\0\0\0";
@@ -192,6 +191,10 @@ fn a_device_is_refused() {
     }
 }
 
+/// One of `MappedFilter`'s ways to open a path.
+#[cfg(target_os = "linux")]
+type Reader = fn(&std::path::Path) -> Result<MappedFilter, Error>;
+
 /// A named pipe with a writer holding a valid filter's bytes is refused, not read: opening it
 /// blocks until the writer has opened it (as any `File::open` of a pipe does), then returns.
 #[cfg(target_os = "linux")]
@@ -205,7 +208,7 @@ fn a_pipe_is_refused() {
         .unwrap();
     assert!(status.success());
     let bytes = single().to_bytes();
-    let readers: [fn(&Path) -> Result<MappedFilter, Error>; 3] = [
+    let readers: [Reader; 3] = [
         |p| MappedFilter::open(p),
         |p| MappedFilter::open_unverified(p),
         |p| MappedFilter::read(p),
