@@ -311,7 +311,10 @@ fn lying_length_fields_allocate_nothing_in_proportion() {
             );
             // Refused early, before anything of the input's size is allocated.
             assert!(peak <= SLACK, "{what}: {peak} bytes");
-            check_file(&what, &dir.path().join("f"), &bytes);
+            // The files' readers too (for a sample of the large files: writing each is slow).
+            if bytes.len() < SLACK || cases % 16 == 0 {
+                check_file(&what, &dir.path().join("f"), &bytes);
+            }
             cases += 1;
         }
     }
