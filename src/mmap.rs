@@ -1,14 +1,15 @@
-//! `MappedFilter`: a filter file mapped into memory and queried in place. The only place that
-//! maps files (and one of the crate's two places with `unsafe`).
+//! `MappedFilter`: a filter file mapped into memory (or read into it) and queried in place. The
+//! only place that maps files (and one of the crate's two places with `unsafe`).
 #![allow(unsafe_code)]
 
 use crate::error::{Error, Result};
 use crate::format::{self, FileMeta, HEADER_LEN, LevelMeta, decode};
 use crate::hash::KeyHash;
+use crate::table::TableBuf;
 use crate::view::FilterRef;
 use memmap2::Mmap;
 use std::fs::File;
-use std::io::Read;
+use std::io::{self, Read};
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -25,9 +26,15 @@ use std::sync::OnceLock;
 /// writes a new file and renames it over the old path, and a mapping keeps the old file's
 /// bytes until it is dropped. Do not write into a mapped filter file by other means. If
 /// another process **truncates** it, touching a page past the new end raises `SIGBUS` and the
-/// process dies (a crash, never a wrong answer); if it **overwrites** bytes, lookups may return
-/// wrong answers, including false negatives. `open` is safe to call under that contract, as for
-/// any memory-mapped file.
+/// process dies (a crash, never a wrong answer): the first lookup or [`verify`](Self::verify)
+/// after the truncation, or any later lookup whose buckets lie past the new end. If it
+/// **overwrites** bytes, lookups may return wrong answers, including false negatives. `open` is
+/// safe to call under that contract, as for any memory-mapped file.
+///
+/// An engine that cannot rule this out (files on a shared or network file system, tools that
+/// compact in place) opens with [`read`](Self::read) instead: it copies the file into memory
+/// once, checks it exactly as `open` does and answers through the same code, and nothing done
+/// to the file afterwards reaches it.
 ///
 /// ```
 /// use cuckoo_sst::{CuckooFilter, MappedFilter};
@@ -44,10 +51,77 @@ use std::sync::OnceLock;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct MappedFilter {
-    map: Mmap,
+    bytes: Bytes,
     meta: FileMeta,
     /// Whether FORMAT.md §7 step 7 passed; set once, by `verify` or by the first lookup.
     verified: OnceLock<bool>,
+}
+
+/// Where a file's bytes are held.
+enum Bytes {
+    /// Mapped from the file ([`MappedFilter::open`]).
+    Mapped(Mmap),
+    /// Read into a 64-byte-aligned heap buffer ([`MappedFilter::read`]): the first `len` bytes
+    /// are the file, the rest pads it to whole cache lines.
+    Read { buf: TableBuf, len: usize },
+}
+
+impl Bytes {
+    #[inline]
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(map) => map,
+            Bytes::Read { buf, len } => &buf.bytes()[..*len],
+        }
+    }
+}
+
+/// `path` opened for reading, and its length; anything but a regular file (a directory, a
+/// device, a pipe) is refused with an `Io` error of kind `IsADirectory` or `InvalidInput`.
+fn open_regular(path: &Path) -> Result<(File, u64)> {
+    let file = File::open(path)?;
+    let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "a filter file was expected, the path names a directory",
+        )
+        .into());
+    }
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a filter file was expected, the path names a device, pipe or socket",
+        )
+        .into());
+    }
+    Ok((file, meta.len()))
+}
+
+/// Fills `buf` from `file` as far as the file goes; the number of bytes read.
+fn read_up_to(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match file.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// The error for a file of `len` bytes whose first bytes are `head`, shorter than a header:
+/// what the decoder says about them.
+fn short_file(head: &[u8], len: u64) -> Error {
+    match decode::parse(head) {
+        Err(e) => e,
+        Ok(_) => Error::Truncated {
+            expected: HEADER_LEN as u64,
+            found: len,
+        },
+    }
 }
 
 impl MappedFilter {
@@ -86,20 +160,13 @@ impl MappedFilter {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open_unverified(path: impl AsRef<Path>) -> Result<MappedFilter> {
-        let file = File::open(path.as_ref())?;
-        let len = file.metadata()?.len();
+        let (mut file, len) = open_regular(path.as_ref())?;
         if len < HEADER_LEN as u64 {
             // Too short to map usefully (and empty files cannot be mapped everywhere): read the
             // few bytes there are, and let the decoder say what is wrong with them.
-            let mut bytes = Vec::new();
-            file.take(HEADER_LEN as u64).read_to_end(&mut bytes)?;
-            return Err(match decode::parse(&bytes) {
-                Err(e) => e,
-                Ok(_) => Error::Truncated {
-                    expected: HEADER_LEN as u64,
-                    found: len,
-                },
-            });
+            let mut head = [0u8; HEADER_LEN];
+            let got = read_up_to(&mut file, &mut head)?;
+            return Err(short_file(&head[..got], len));
         }
         // SAFETY: `Mmap::map` is unsafe because the mapped bytes change if the file is modified
         // while mapped, which would break the immutability of the `&[u8]` we hand out. This
@@ -108,9 +175,84 @@ impl MappedFilter {
         // contract for other writers. All reads go through slices bounded by the mapping's
         // length, validated by the decoder before use.
         let map = unsafe { Mmap::map(&file)? };
-        let meta = decode::parse(&map)?;
+        MappedFilter::parsed(Bytes::Mapped(map))
+    }
+
+    /// Reads `path` into memory — a 64-byte-aligned heap buffer, no mapping — and checks all of
+    /// it as [`open`](Self::open) does; lookups then run the same code as on a mapped file.
+    ///
+    /// Named after [`std::fs::read`]: the whole file is read once, and nothing that happens to
+    /// the file afterwards (truncation, overwriting, deletion) can reach the filter, at the cost
+    /// of memory for the file's size and of reading it now rather than as pages are touched. The
+    /// header is read and checked first, so a file that is not a filter, or whose header gives
+    /// another length than the file has, is refused after reading 128 bytes, whatever its size.
+    /// Errors are the ones `open` gives for the same file.
+    ///
+    /// ```
+    /// use cuckoo_sst::{CuckooFilter, MappedFilter};
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("000042.filter");
+    /// let mut f = CuckooFilter::with_capacity(1000);
+    /// f.insert(b"key")?;
+    /// f.save(&path)?;
+    ///
+    /// let read = MappedFilter::read(&path)?;
+    /// std::fs::File::options().write(true).open(&path)?.set_len(0)?; // no harm done
+    /// assert!(read.is_verified() && read.contains(b"key"));
+    /// assert_eq!(read.as_bytes(), &f.to_bytes()[..]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read(path: impl AsRef<Path>) -> Result<MappedFilter> {
+        let (mut file, len) = open_regular(path.as_ref())?;
+        let mut head = [0u8; HEADER_LEN];
+        let got = read_up_to(&mut file, &mut head)?;
+        if got < HEADER_LEN {
+            return Err(short_file(&head[..got], len));
+        }
+        // Steps 1–4 of FORMAT.md §7 need only the header: a header that passes them says how
+        // long the file is, and the decoder stops at that length check ("truncated" for a
+        // header alone). Anything else it finds, or another length than the file's, is the
+        // error `open` would give, found before allocating the file's size.
+        match decode::parse(&head) {
+            Err(Error::Truncated { expected, .. }) if expected == len => {}
+            Err(Error::Truncated { expected, .. }) if expected > len => {
+                return Err(Error::Truncated {
+                    expected,
+                    found: len,
+                });
+            }
+            Err(Error::Truncated { expected, .. }) => {
+                return Err(Error::TrailingBytes {
+                    expected,
+                    found: len,
+                });
+            }
+            Err(e) => return Err(e),
+            Ok(_) => {} // no file is a header alone; the full parse below says so
+        }
+        let too_big = || Error::OutOfMemory { bytes: len };
+        let n = usize::try_from(len).map_err(|_| too_big())?;
+        let mut buf = TableBuf::zeroed(n.checked_next_multiple_of(64).ok_or_else(too_big)?)?;
+        let bytes = &mut buf.bytes_mut()[..n];
+        bytes[..HEADER_LEN].copy_from_slice(&head);
+        let got = HEADER_LEN + read_up_to(&mut file, &mut bytes[HEADER_LEN..])?;
+        if got < n {
+            // The file shrank while it was read.
+            return Err(Error::Truncated {
+                expected: len,
+                found: got as u64,
+            });
+        }
+        let m = MappedFilter::parsed(Bytes::Read { buf, len: n })?;
+        m.verify()?;
+        Ok(m)
+    }
+
+    /// Steps 1–6 of FORMAT.md §7 on `bytes`; the regions are not verified yet.
+    fn parsed(bytes: Bytes) -> Result<MappedFilter> {
+        let meta = decode::parse(bytes.as_slice())?;
         Ok(MappedFilter {
-            map,
+            bytes,
             meta,
             verified: OnceLock::new(),
         })
@@ -131,7 +273,7 @@ impl MappedFilter {
         if self.verified.get() == Some(&true) {
             return Ok(());
         }
-        let result = decode::verify_regions(&self.map, &self.meta);
+        let result = decode::verify_regions(self.bytes.as_slice(), &self.meta);
         // A racing lookup may have set it already; the check is deterministic, so it agrees.
         let _ = self.verified.set(result.is_ok());
         result
@@ -156,7 +298,7 @@ impl MappedFilter {
     fn checked(&self) -> bool {
         *self
             .verified
-            .get_or_init(|| decode::verify_regions(&self.map, &self.meta).is_ok())
+            .get_or_init(|| decode::verify_regions(self.bytes.as_slice(), &self.meta).is_ok())
     }
 
     /// The view of level `k` (0 is the oldest), or `None` when `k` is out of range or the file
@@ -191,7 +333,7 @@ impl MappedFilter {
             level.geo,
             self.meta.seed,
             level.len,
-            &self.map[level.region()],
+            &self.bytes.as_slice()[level.region()],
         )
     }
 
@@ -428,10 +570,10 @@ impl MappedFilter {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn size_in_bytes(&self) -> usize {
-        self.map.len()
+        self.bytes.as_slice().len()
     }
 
-    /// The mapped bytes: the file exactly.
+    /// The file's bytes exactly (mapped, or read by [`read`](Self::read)).
     ///
     /// ```
     /// # use cuckoo_sst::{CuckooFilter, MappedFilter};
@@ -443,14 +585,21 @@ impl MappedFilter {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn as_bytes(&self) -> &[u8] {
-        &self.map
+        self.bytes.as_slice()
     }
 }
 
 impl std::fmt::Debug for MappedFilter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MappedFilter")
-            .field("bytes", &self.map.len())
+            .field("bytes", &self.bytes.as_slice().len())
+            .field(
+                "storage",
+                &match self.bytes {
+                    Bytes::Mapped(_) => "mapped",
+                    Bytes::Read { .. } => "read",
+                },
+            )
             .field("levels", &self.meta.levels.len())
             .field("len", &self.meta.item_count)
             .field("verified", &self.verified.get())

@@ -1,0 +1,255 @@
+//! The checks of every fuzz target, as plain functions of the input bytes. The cargo-fuzz
+//! targets call them, and `tests/fuzz_corpus.rs` in the library replays the committed corpora
+//! (and inputs from a fixed-seed generator) through them under plain `cargo test`, on stable,
+//! so that the checks run on every CI run and not only where cargo-fuzz is installed.
+//!
+//! Operation sequences are checked against a model, the multiset of keys inserted: no false
+//! negative, `count` at least the model's, `len` exact, and a refused insert changes nothing.
+
+pub mod chain;
+pub mod from_bytes;
+pub mod ops;
+pub mod roundtrip;
+
+use cuckoo_sst::{Error, Result};
+
+/// The input, read from the front. Past its end every byte reads as 0, so that every input,
+/// the empty one included, describes a complete setup.
+pub struct Input<'a> {
+    data: &'a [u8],
+}
+
+impl<'a> Input<'a> {
+    pub fn new(data: &'a [u8]) -> Input<'a> {
+        Input { data }
+    }
+
+    pub fn byte(&mut self) -> u8 {
+        match self.data.split_first() {
+            Some((&b, rest)) => {
+                self.data = rest;
+                b
+            }
+            None => 0,
+        }
+    }
+
+    /// Two bytes, little-endian.
+    pub fn u16(&mut self) -> u16 {
+        u16::from_le_bytes([self.byte(), self.byte()])
+    }
+
+    /// The next operation, `(op, key number)`, while two bytes are left.
+    pub fn op(&mut self) -> Option<(u8, u8)> {
+        match *self.data {
+            [op, k, ..] => {
+                self.data = &self.data[2..];
+                Some((op, k))
+            }
+            _ => None,
+        }
+    }
+
+    /// The bytes not read yet.
+    pub fn rest(&self) -> &'a [u8] {
+        self.data
+    }
+}
+
+/// Key number `k`: the byte `k` repeated 1, 5, 9, 13 or 17 times, so that keys of several
+/// lengths (XXH3 hashes each length class differently) are used; distinct for distinct `k`.
+pub fn key(k: u8) -> Vec<u8> {
+    vec![k; 1 + 4 * (k as usize % 5)]
+}
+
+/// All 256 keys, indexed by key number: what operations name, and what readers are probed with
+/// (present and absent ones).
+pub fn all_keys() -> Vec<Vec<u8>> {
+    (0..=255).map(key).collect()
+}
+
+/// The multiset of keys inserted and not removed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Model {
+    counts: [usize; 256],
+    total: usize,
+}
+
+impl Default for Model {
+    fn default() -> Model {
+        Model {
+            counts: [0; 256],
+            total: 0,
+        }
+    }
+}
+
+impl Model {
+    pub fn count(&self, k: u8) -> usize {
+        self.counts[k as usize]
+    }
+
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    /// Whether every key was inserted at most once.
+    pub fn all_distinct(&self) -> bool {
+        self.counts.iter().all(|&n| n <= 1)
+    }
+
+    fn add(&mut self, k: u8) {
+        self.counts[k as usize] += 1;
+        self.total += 1;
+    }
+
+    fn take(&mut self, k: u8) {
+        self.counts[k as usize] -= 1;
+        self.total -= 1;
+    }
+
+    /// `(key number, copies)` of every key held.
+    pub fn held(&self) -> impl Iterator<Item = (u8, usize)> + '_ {
+        (0..=255u8)
+            .map(|k| (k, self.count(k)))
+            .filter(|&(_, n)| n > 0)
+    }
+}
+
+/// A filter under test: a single [`cuckoo_sst::CuckooFilter`] or a chain, with the settings
+/// it was made with (which decide when it may refuse an insert or a removal).
+pub trait Subject: Clone + PartialEq + std::fmt::Debug {
+    fn insert(&mut self, key: &[u8]) -> Result<()>;
+    fn insert_unique(&mut self, key: &[u8]) -> Result<bool>;
+    fn contains(&self, key: &[u8]) -> bool;
+    fn count(&self, key: &[u8]) -> usize;
+    fn contains_batch_keys(&self, keys: &[Vec<u8>], out: &mut [bool]);
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool;
+    fn to_bytes(&self) -> Vec<u8>;
+    /// The filter read back from `bytes`, with this one's settings.
+    fn reopen(&self, bytes: &[u8]) -> Result<Self>;
+    /// Whether the target inserts key `k` once more (a chain forced to grow by copies of one
+    /// key would grow without bound, so copies are capped where no limit bounds its memory).
+    fn may_insert(&self, model: &Model, k: u8) -> bool;
+    /// After an insert of `key` (not held by the model more than `model` says) into `before`
+    /// gave `Ok` (`full == false`) or `Err(Full)`: whether it was allowed to.
+    fn check_insert(&self, before: &Self, key: &[u8], model: &Model, full: bool);
+    /// Removes `key`, which the model holds, checking when the removal may be refused; whether
+    /// a copy was removed.
+    fn remove_inserted(&mut self, key: &[u8]) -> bool;
+    /// Removes `key`, which the model does not hold and which the filter reports absent.
+    fn remove_absent(&mut self, key: &[u8]) -> bool;
+    /// Invariants of the filter's own, beyond the model's; `held` are the keys the model holds.
+    fn check(&self, held: &[&[u8]]);
+}
+
+/// Runs up to `max_ops` operations from `input` on `s`, checking each against `model`.
+pub fn drive<S: Subject>(
+    s: &mut S,
+    model: &mut Model,
+    input: &mut Input<'_>,
+    keys: &[Vec<u8>],
+    max_ops: usize,
+) {
+    for _ in 0..max_ops {
+        let Some((op, k)) = input.op() else { return };
+        let key = &keys[k as usize];
+        match op % 8 {
+            0..=2 => {
+                if !s.may_insert(model, k) {
+                    continue;
+                }
+                let before = s.clone();
+                match s.insert(key) {
+                    Ok(()) => {
+                        s.check_insert(&before, key, model, false);
+                        model.add(k);
+                    }
+                    Err(Error::Full) => {
+                        assert_eq!(*s, before, "a refused insert changed the filter");
+                        s.check_insert(&before, key, model, true);
+                    }
+                    Err(e) => panic!("insert: {e}"),
+                }
+            }
+            3 => {
+                if !s.may_insert(model, k) {
+                    continue;
+                }
+                let before = s.clone();
+                let present = s.contains(key);
+                // A key the model holds is present, so it is never added twice.
+                assert!(present || model.count(k) == 0, "false negative");
+                match s.insert_unique(key) {
+                    Ok(true) => {
+                        assert!(!present, "insert_unique added a key already present");
+                        s.check_insert(&before, key, model, false);
+                        model.add(k);
+                    }
+                    Ok(false) => {
+                        assert!(present, "insert_unique refused an absent key");
+                        assert_eq!(*s, before, "insert_unique(present key) changed the filter");
+                    }
+                    Err(Error::Full) => {
+                        assert!(!present, "insert_unique(present key) tried to insert");
+                        assert_eq!(*s, before, "a refused insert changed the filter");
+                        s.check_insert(&before, key, model, true);
+                    }
+                    Err(e) => panic!("insert_unique: {e}"),
+                }
+            }
+            4 | 5 => {
+                if model.count(k) > 0 {
+                    if s.remove_inserted(key) {
+                        model.take(k);
+                    }
+                } else if !s.contains(key) {
+                    let before = s.clone();
+                    assert!(!s.remove_absent(key), "removed an absent key");
+                    assert_eq!(*s, before, "removing an absent key changed the filter");
+                }
+                // Else a false positive: removing a key never inserted may delete another
+                // key's fingerprint (documented misuse), so it is not done.
+            }
+            6 => {
+                // A batch of `k` keys (around and across the batch group of 16) answers as
+                // single lookups do.
+                let batch = &keys[..k as usize];
+                let mut out = vec![op & 0x80 != 0; batch.len()];
+                s.contains_batch_keys(batch, &mut out);
+                for (key, &found) in batch.iter().zip(&out) {
+                    assert_eq!(found, s.contains(key), "batch and single lookup differ");
+                }
+            }
+            _ => {
+                let bytes = s.to_bytes();
+                let back = s.reopen(&bytes).expect("a filter's own bytes read back");
+                assert_eq!(back, *s, "from_bytes(to_bytes) differs");
+                assert_eq!(
+                    back.to_bytes(),
+                    bytes,
+                    "the bytes read back write back unchanged"
+                );
+                // Carry on with the copy read back: it must behave as the original.
+                *s = back;
+            }
+        }
+        check_model(s, model, keys);
+    }
+}
+
+/// No false negative, `count` at least the model's, `len` exact.
+pub fn check_model<S: Subject>(s: &S, model: &Model, keys: &[Vec<u8>]) {
+    assert_eq!(s.len(), model.total(), "len differs from the model");
+    assert_eq!(s.is_empty(), model.total() == 0);
+    let mut held = Vec::new();
+    for (k, n) in model.held() {
+        let key = &keys[k as usize];
+        assert!(s.contains(key), "false negative: key {k} ({n} copies)");
+        let c = s.count(key);
+        assert!(c >= n, "count {c} of key {k} below the {n} copies inserted");
+        held.push(key.as_slice());
+    }
+    s.check(&held);
+}

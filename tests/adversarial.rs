@@ -1,0 +1,381 @@
+//! Adversarial keys: keys that share both buckets and the fingerprint under one seed, found by
+//! brute force with an independent implementation of FORMAT.md §2 (held to the library's
+//! placements first). A filter takes `2b` of them and refuses the next with `Full`, losing
+//! nothing; another seed separates them; and a growable chain flooded with them — keys found
+//! for its newest level, hashes crafted for any level, or colliding keys mixed with ordinary
+//! ones — stops at its `max_levels` or `max_bytes` with `Full`, never growing past them.
+
+use cuckoo_sst::{Config, CuckooFilter, Encoding, Error, KeyHash, ScalableCuckooFilter};
+
+/// FORMAT.md §2, written from the document: a key hash's place in a table of `m` buckets with
+/// `f`-bit fingerprints under seed `seed`.
+#[derive(Clone, Copy, Debug)]
+struct Table {
+    seed: u64,
+    m: u64,
+    f: u32,
+}
+
+fn fmix64(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xC4CE_B9FE_1A85_EC53);
+    x ^= x >> 33;
+    x
+}
+
+/// The inverse of an odd number modulo 2^64 (Newton's iteration).
+fn inverse(a: u64) -> u64 {
+    let mut x = a; // correct to 3 bits
+    for _ in 0..5 {
+        x = x.wrapping_mul(2u64.wrapping_sub(a.wrapping_mul(x)));
+    }
+    assert_eq!(a.wrapping_mul(x), 1);
+    x
+}
+
+fn fmix64_inverse(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(inverse(0xC4CE_B9FE_1A85_EC53));
+    x ^= x >> 33;
+    x = x.wrapping_mul(inverse(0xFF51_AFD7_ED55_8CCD));
+    x ^= x >> 33;
+    x
+}
+
+fn range(x: u64, n: u64) -> u64 {
+    (x * n) >> 32
+}
+
+impl Table {
+    /// `(i1, fp, i2)` of a key hash.
+    fn place(&self, h: u64) -> (u64, u32, u64) {
+        let s = fmix64(h ^ self.seed);
+        let i1 = range(s >> 32, self.m);
+        let fp = range(s & 0xFFFF_FFFF, (1u64 << self.f) - 1) + 1;
+        let o = 2 * range(fp.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32, self.m / 2) + 1;
+        let i2 = (o + self.m - i1) % self.m;
+        (i1, fp as u32, i2)
+    }
+
+    /// The table of a filter's level.
+    fn of(seed: u64, view: cuckoo_sst::FilterRef<'_>) -> Table {
+        Table {
+            seed,
+            m: view.num_buckets() as u64,
+            f: view.fingerprint_bits(),
+        }
+    }
+
+    /// `n` distinct key hashes that all land on `(i1, fp)`, crafted by inverting the mixing:
+    /// what an adversary who picks `KeyHash::from_u64` values (or finds keys for them) gets.
+    fn crafted(&self, i1: u64, fp: u32, n: usize) -> Vec<KeyHash> {
+        let hi = (i1 << 32).div_ceil(self.m);
+        let lo = ((fp as u64 - 1) << 32).div_ceil((1u64 << self.f) - 1);
+        let v: Vec<KeyHash> = (0..n as u64)
+            .map(|k| KeyHash::from_u64(fmix64_inverse(hi << 32 | (lo + k)) ^ self.seed))
+            .collect();
+        for h in &v {
+            let (a, b, _) = self.place(h.to_u64());
+            assert_eq!((a, b), (i1, fp), "{self:?}");
+        }
+        v
+    }
+}
+
+/// Key `n` of family `tag`.
+fn key(tag: u64, n: u64) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&tag.to_le_bytes());
+    k[8..].copy_from_slice(&n.to_le_bytes());
+    k
+}
+
+/// `need` distinct keys of family `tag` with one `(i1, fp)` in `t`, by brute force: hash
+/// keys, sort them by place, take the first run long enough; double the keys until one is.
+fn colliding_keys(t: &Table, tag: u64, need: usize) -> Vec<[u8; 16]> {
+    let mut n = 1u64 << 14;
+    loop {
+        let mut placed: Vec<(u64, u64)> = (0..n)
+            .map(|i| {
+                let (i1, fp, _) = t.place(KeyHash::of(&key(tag, i)).to_u64());
+                (i1 << 32 | fp as u64, i)
+            })
+            .collect();
+        placed.sort_unstable();
+        for run in placed.chunk_by(|a, b| a.0 == b.0) {
+            if run.len() >= need {
+                return run[..need].iter().map(|&(_, i)| key(tag, i)).collect();
+            }
+        }
+        n *= 2;
+        assert!(n <= 1 << 24, "no {need} colliding keys in {n} for {t:?}");
+    }
+}
+
+/// The model agrees with the library: the same key inserted `2b` times into an empty table
+/// fills exactly buckets `i1` and `i2` with `fp` (read from the file bytes, FORMAT.md §3), for
+/// plain and packed widths, odd and power-of-two bucket counts, several seeds.
+#[test]
+fn the_model_places_keys_where_the_library_does() {
+    let mut checked = 0;
+    for (b, f, e, capacity) in [
+        (4, 8, Encoding::Plain, 1000),
+        (2, 16, Encoding::Plain, 333),
+        (8, 32, Encoding::Plain, 100),
+        (4, 7, Encoding::Packed, 777),
+        (2, 13, Encoding::Packed, 50),
+        (8, 20, Encoding::Packed, 5000),
+    ] {
+        for seed in [0, 1, 0xDEAD_BEEF, u64::MAX] {
+            let config = Config::new(capacity)
+                .bucket_size(b)
+                .fingerprint_bits(f)
+                .encoding(e)
+                .seed(seed);
+            let empty = CuckooFilter::new(config).unwrap();
+            let t = Table::of(seed, empty.as_filter_ref());
+            assert_eq!(t.m, empty.num_buckets() as u64);
+            for i in 0..60 {
+                let k = key(0x6d6f64656c, i);
+                let (i1, fp, i2) = t.place(KeyHash::of(&k).to_u64());
+                assert_ne!(i1, i2);
+                let mut filter = empty.clone();
+                for _ in 0..2 * b {
+                    filter.insert(&k).unwrap();
+                }
+                assert!(matches!(filter.insert(&k), Err(Error::Full)));
+                let bytes = filter.to_bytes();
+                let region = &bytes[128 + 64..];
+                let slot = |bucket: u64, s: usize| -> u32 {
+                    let bit = (bucket as usize * b + s) * f as usize;
+                    let mut v = 0u64;
+                    for j in 0..f as usize {
+                        let p = bit + j;
+                        v |= ((region[p / 8] >> (p % 8)) as u64 & 1) << j;
+                    }
+                    v as u32
+                };
+                for bucket in 0..t.m {
+                    for s in 0..b {
+                        let want = if bucket == i1 || bucket == i2 { fp } else { 0 };
+                        assert_eq!(
+                            slot(bucket, s),
+                            want,
+                            "b={b} f={f} {e:?} seed {seed}: bucket {bucket}"
+                        );
+                    }
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 6 * 4 * 60);
+}
+
+/// Half-full filters in several layouts: `2b` colliding keys go in, the next is refused with
+/// `Full` and changes no byte, every key inserted before is still found; under another seed
+/// the same keys all go in.
+#[test]
+fn a_bucket_pair_takes_2b_copies_then_full_with_nothing_lost() {
+    for (b, f, e) in [
+        (2, 8, Encoding::Plain),
+        (4, 8, Encoding::Plain),
+        (8, 8, Encoding::Plain),
+        (4, 7, Encoding::Packed),
+        (4, 7, Encoding::SemiSorted),
+    ] {
+        let config = |seed| {
+            Config::new(1000)
+                .bucket_size(b)
+                .fingerprint_bits(f)
+                .encoding(e)
+                .seed(seed)
+        };
+        let what = format!("b={b} f={f} {e:?}");
+        let mut filter = CuckooFilter::new(config(7)).unwrap();
+        let t = Table::of(7, filter.as_filter_ref());
+        let bad = colliding_keys(&t, 0xBAD, 2 * b + 1);
+        // They collide for the library too: one of them makes all the others "present".
+        let mut one = CuckooFilter::new(config(7)).unwrap();
+        one.insert(&bad[0]).unwrap();
+        assert!(bad.iter().all(|k| one.count(k) == 1), "{what}");
+
+        let ordinary: Vec<[u8; 16]> = (0..500).map(|i| key(0x600D, i)).collect();
+        for k in &ordinary {
+            filter.insert(k).unwrap();
+        }
+        for k in &bad[..2 * b] {
+            filter.insert(k).unwrap();
+        }
+        let before = filter.clone();
+        let bytes = filter.to_bytes();
+        assert!(
+            matches!(filter.insert(&bad[2 * b]), Err(Error::Full)),
+            "{what}"
+        );
+        assert_eq!(filter, before, "{what}");
+        assert_eq!(filter.to_bytes(), bytes, "{what}");
+        assert_eq!(filter.len(), 500 + 2 * b, "{what}");
+        assert!(ordinary.iter().all(|k| filter.contains(k)), "{what}");
+        assert!(bad.iter().all(|k| filter.count(k) >= 2 * b), "{what}");
+        // Refused again, and `insert_unique` sees it as present (a false positive).
+        assert!(
+            matches!(filter.insert(&bad[2 * b]), Err(Error::Full)),
+            "{what}"
+        );
+        assert!(!filter.insert_unique(&bad[2 * b]).unwrap(), "{what}");
+
+        // Another seed scatters them.
+        let mut other = CuckooFilter::new(config(8)).unwrap();
+        for k in ordinary.iter().chain(&bad) {
+            other.insert(k).unwrap();
+        }
+        let t8 = Table::of(8, other.as_filter_ref());
+        let mut places: Vec<(u64, u32)> = bad
+            .iter()
+            .map(|k| {
+                let (i1, fp, _) = t8.place(KeyHash::of(k).to_u64());
+                (i1, fp)
+            })
+            .collect();
+        places.sort_unstable();
+        places.dedup();
+        assert_eq!(places.len(), bad.len(), "{what}");
+        assert!(bad.iter().all(|k| other.count(k) < 2 * b), "{what}");
+    }
+}
+
+/// How an adversary feeds a chain.
+#[derive(Clone, Copy, Debug)]
+enum Flood {
+    /// Byte keys found by brute force for the newest level: each class of `2b + 1` fills its
+    /// bucket pair and forces a new level.
+    NewestLevelKeys,
+    /// Hashes crafted for the newest level, whatever its size.
+    NewestLevelHashes,
+    /// Keys colliding in the first level only, then ordinary keys.
+    FirstLevelThenOrdinary,
+}
+
+/// Floods `config`'s chain until it refuses an insert; returns the chain, checking on the way
+/// that the refusal changed nothing and that every accepted hash is still found.
+fn flood(config: Config, how: Flood) -> ScalableCuckooFilter {
+    let seed = 21;
+    let mut f = ScalableCuckooFilter::new(config.seed(seed)).unwrap();
+    let mut accepted: Vec<KeyHash> = Vec::new();
+    let mut insert = |f: &mut ScalableCuckooFilter, h: KeyHash| -> bool {
+        let before = f.clone();
+        match f.insert_hash(h) {
+            Ok(()) => {
+                accepted.push(h);
+                true
+            }
+            Err(Error::Full) => {
+                assert_eq!(*f, before, "{how:?}: a refused insert changed the chain");
+                false
+            }
+            Err(e) => panic!("{how:?}: {e}"),
+        }
+    };
+    let mut round = 0u64;
+    'flood: loop {
+        round += 1;
+        assert!(round < 10_000, "{how:?}: never refused");
+        let newest = f.level(f.levels() - 1).unwrap();
+        let t = Table::of(seed, newest);
+        let b = newest.bucket_size();
+        let batch: Vec<KeyHash> = match how {
+            Flood::NewestLevelKeys => colliding_keys(&t, round, 2 * b + 1)
+                .iter()
+                .map(|k| KeyHash::of(k))
+                .collect(),
+            Flood::NewestLevelHashes => {
+                let (i1, fp, _) = t.place(round.wrapping_mul(0x9E37_79B9));
+                t.crafted(i1, fp, 2 * b + 1)
+            }
+            Flood::FirstLevelThenOrdinary if round == 1 => colliding_keys(&t, 0, 2 * b + 1)
+                .iter()
+                .map(|k| KeyHash::of(k))
+                .collect(),
+            Flood::FirstLevelThenOrdinary => (0..64).map(|i| KeyHash::of(&key(round, i))).collect(),
+        };
+        for h in batch {
+            if !insert(&mut f, h) {
+                break 'flood;
+            }
+        }
+    }
+    println!(
+        "{how:?}: refused after {} inserts, {} levels, {} bytes",
+        accepted.len(),
+        f.levels(),
+        f.size_in_bytes()
+    );
+    assert!(accepted.iter().all(|&h| f.contains_hash(h)), "{how:?}");
+    assert_eq!(f.len(), accepted.len(), "{how:?}");
+    f
+}
+
+#[test]
+fn a_flooded_chain_stops_at_max_levels() {
+    for how in [
+        Flood::NewestLevelKeys,
+        Flood::NewestLevelHashes,
+        Flood::FirstLevelThenOrdinary,
+    ] {
+        let f = flood(Config::new(16).max_levels(6), how);
+        assert_eq!(f.levels(), 6, "{how:?}");
+    }
+}
+
+#[test]
+fn a_flooded_chain_stops_at_max_bytes() {
+    for how in [
+        Flood::NewestLevelKeys,
+        Flood::NewestLevelHashes,
+        Flood::FirstLevelThenOrdinary,
+    ] {
+        for max_bytes in [2048, 8192] {
+            let f = flood(Config::new(16).max_bytes(max_bytes), how);
+            assert!(
+                f.size_in_bytes() as u64 <= max_bytes,
+                "{how:?}: {} bytes",
+                f.size_in_bytes()
+            );
+            // It stopped for the limit, not before: the next level, about as large as all the
+            // others together, did not fit.
+            assert!(f.levels() > 1, "{how:?}");
+            assert!(4 * f.size_in_bytes() as u64 > max_bytes, "{how:?}");
+        }
+    }
+}
+
+/// Why the limits matter: without them, every class of `2b + 1` crafted hashes adds a level
+/// `growth_factor` times larger than the last, so memory doubles every few inserts. (Byte keys
+/// cost the adversary a brute-force search per level that grows with the level's size, and
+/// none without the seed.)
+#[test]
+fn without_limits_every_colliding_class_adds_a_level() {
+    let seed = 33;
+    let mut f = ScalableCuckooFilter::new(Config::new(16).seed(seed)).unwrap();
+    let first = f.size_in_bytes();
+    let mut inserted = 0;
+    for round in 0..12u64 {
+        let newest = f.level(f.levels() - 1).unwrap();
+        let t = Table::of(seed, newest);
+        let (i1, fp, _) = t.place(round);
+        for h in t.crafted(i1, fp, 2 * newest.bucket_size() + 1) {
+            f.insert_hash(h).unwrap();
+            inserted += 1;
+        }
+        assert_eq!(f.levels() as u64, round + 2);
+    }
+    assert!(inserted <= 12 * 9, "{inserted}");
+    assert!(
+        f.size_in_bytes() > 500 * first,
+        "{} bytes from {first}",
+        f.size_in_bytes()
+    );
+}

@@ -1,0 +1,205 @@
+//! Concurrent readers: eight threads query one `MappedFilter`, opened unverified so that their
+//! first lookups race with its verification, and one `FilterRef`, while another thread calls
+//! `verify()` over and over. Every answer equals a single-threaded reference's, for present and
+//! absent keys, through every lookup method; nothing panics. A damaged file answers "maybe"
+//! to every thread and fails every `verify()`.
+
+use cuckoo_sst::{Config, CuckooFilter, FilterRef, KeyHash, MappedFilter, ScalableCuckooFilter};
+use std::path::Path;
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const READERS: usize = 8;
+const KEYS: u64 = 4000;
+const ROUNDS: usize = 12;
+
+fn key(i: u64) -> [u8; 8] {
+    i.to_le_bytes()
+}
+
+/// A reader's answers to every key: `contains` and `count`.
+#[derive(Debug, PartialEq)]
+struct Answers {
+    contains: Vec<bool>,
+    count: Vec<usize>,
+}
+
+/// Everything a thread asks: single lookups by key and by hash, batches of both kinds in
+/// chunks that start at `offset`, counts. Panics on any disagreement among them.
+fn ask(
+    contains: impl Fn(&[u8]) -> bool,
+    contains_hash: impl Fn(KeyHash) -> bool,
+    batch_keys: impl Fn(&[[u8; 8]], &mut [bool]),
+    batch: impl Fn(&[KeyHash], &mut [bool]),
+    count: impl Fn(&[u8]) -> usize,
+    offset: usize,
+) -> Answers {
+    let keys: Vec<[u8; 8]> = (0..2 * KEYS).map(key).collect();
+    let hashes: Vec<KeyHash> = keys.iter().map(|k| KeyHash::of(k)).collect();
+    let n = keys.len();
+    let mut a = Answers {
+        contains: vec![false; n],
+        count: vec![0; n],
+    };
+    // Single lookups, in an order that differs between threads.
+    for j in 0..n {
+        let i = (j + offset * 997) % n;
+        a.contains[i] = contains(&keys[i]);
+        assert_eq!(contains_hash(hashes[i]), a.contains[i], "key {i}");
+        a.count[i] = count(&keys[i]);
+    }
+    // Batches, in chunks of a thread-dependent length.
+    let chunk = 17 + offset * 13;
+    let mut out = vec![false; n];
+    for (ks, o) in keys.chunks(chunk).zip(out.chunks_mut(chunk)) {
+        batch_keys(ks, o);
+    }
+    assert_eq!(out, a.contains);
+    out.fill(false);
+    for (hs, o) in hashes.chunks(chunk).zip(out.chunks_mut(chunk)) {
+        batch(hs, o);
+    }
+    assert_eq!(out, a.contains);
+    a
+}
+
+fn ask_mapped(m: &MappedFilter, offset: usize) -> Answers {
+    ask(
+        |k| m.contains(k),
+        |h| m.contains_hash(h),
+        |ks, o| m.contains_batch_keys(ks, o),
+        |hs, o| m.contains_batch(hs, o),
+        |k| m.count(k),
+        offset,
+    )
+}
+
+fn ask_ref(f: &FilterRef<'_>, offset: usize) -> Answers {
+    ask(
+        |k| f.contains(k),
+        |h| f.contains_hash(h),
+        |ks, o| f.contains_batch_keys(ks, o),
+        |hs, o| f.contains_batch(hs, o),
+        |k| f.count(k),
+        offset,
+    )
+}
+
+/// `READERS` threads ask `mapped` (fresh from `open_unverified`) and `view` everything while
+/// one more calls `verify()` until they are done; every thread's answers must be `want_*`.
+/// Returns how many `verify()` calls were made and how many succeeded.
+fn race(
+    mapped: &MappedFilter,
+    view: &FilterRef<'_>,
+    want_mapped: &Answers,
+    want_view: &Answers,
+) -> (usize, usize) {
+    let start = Barrier::new(READERS + 1);
+    let done = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        let verifier = s.spawn(|| {
+            start.wait();
+            let (mut calls, mut ok) = (0, 0);
+            loop {
+                calls += 1;
+                ok += mapped.verify().is_ok() as usize;
+                if done.load(Ordering::Acquire) == READERS {
+                    break;
+                }
+            }
+            (calls, ok)
+        });
+        let readers: Vec<_> = (0..READERS)
+            .map(|t| {
+                let (start, done) = (&start, &done);
+                s.spawn(move || {
+                    // Half the threads start with the mapped file (racing the verifier for
+                    // its first lookup), half with the view.
+                    start.wait();
+                    let (m, v) = if t % 2 == 0 {
+                        let m = ask_mapped(mapped, t);
+                        (m, ask_ref(view, t))
+                    } else {
+                        let v = ask_ref(view, t);
+                        (ask_mapped(mapped, t), v)
+                    };
+                    done.fetch_add(1, Ordering::Release);
+                    (m, v)
+                })
+            })
+            .collect();
+        for (t, r) in readers.into_iter().enumerate() {
+            let (m, v) = r.join().unwrap();
+            assert!(
+                m == *want_mapped,
+                "thread {t}: the mapped file answered otherwise"
+            );
+            assert!(v == *want_view, "thread {t}: the view answered otherwise");
+        }
+        verifier.join().unwrap()
+    })
+}
+
+fn files(dir: &Path) -> (std::path::PathBuf, Vec<u8>) {
+    let mut chain = ScalableCuckooFilter::new(Config::new(500).seed(4)).unwrap();
+    let mut single = CuckooFilter::new(Config::new(KEYS as usize).seed(5)).unwrap();
+    for i in 0..KEYS {
+        chain.insert(&key(i)).unwrap();
+        single.insert(&key(i)).unwrap();
+    }
+    assert!(chain.levels() >= 3);
+    let path = dir.join("chain.filter");
+    chain.save(&path).unwrap();
+    (path, single.to_bytes())
+}
+
+#[test]
+fn readers_racing_verification_answer_as_one_thread_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, single) = files(dir.path());
+    let view = FilterRef::from_bytes(&single).unwrap();
+    let reference = MappedFilter::open(&path).unwrap();
+    let want_mapped = ask_mapped(&reference, 0);
+    let want_view = ask_ref(&view, 0);
+    // No false negatives, and the absent keys are mostly absent: the reference is a filter.
+    let k = KEYS as usize;
+    assert!(want_mapped.contains[..k].iter().all(|&x| x));
+    assert!(want_view.contains[..k].iter().all(|&x| x));
+    assert!(want_mapped.contains[k..].iter().filter(|&&x| x).count() < k / 20);
+    assert!(want_view.contains[k..].iter().filter(|&&x| x).count() < k / 20);
+    for round in 0..ROUNDS {
+        let mapped = MappedFilter::open_unverified(&path).unwrap();
+        assert!(!mapped.is_verified());
+        let (calls, ok) = race(&mapped, &view, &want_mapped, &want_view);
+        // (How many calls land during the lookups is up to the scheduler.)
+        println!("round {round}: {calls} verify() calls");
+        assert_eq!(ok, calls, "round {round}: verify() failed");
+        assert!(mapped.is_verified());
+    }
+}
+
+/// A region damaged on disk: every thread gets "maybe present" for every key, and every
+/// `verify()` fails, however the first lookups and the verifier interleave.
+#[test]
+fn readers_of_a_damaged_file_answer_maybe_in_every_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, single) = files(dir.path());
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 100;
+    bytes[last] ^= 0x40;
+    std::fs::write(&path, &bytes).unwrap();
+    let view = FilterRef::from_bytes(&single).unwrap();
+    let want_view = ask_ref(&view, 0);
+    let n = 2 * KEYS as usize;
+    let want_mapped = Answers {
+        contains: vec![true; n],
+        count: vec![1; n],
+    };
+    for round in 0..ROUNDS / 3 {
+        let mapped = MappedFilter::open_unverified(&path).unwrap();
+        let (_, ok) = race(&mapped, &view, &want_mapped, &want_view);
+        assert_eq!(ok, 0, "round {round}: a damaged file verified");
+        assert!(!mapped.is_verified());
+        assert!(mapped.level(0).is_none());
+    }
+}

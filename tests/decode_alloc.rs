@@ -1,0 +1,399 @@
+//! Bounded memory while decoding: a counting global allocator (its own test binary, since a
+//! global allocator is per binary) measures the peak of the bytes allocated on the calling
+//! thread while `CuckooFilter::from_bytes`, `FilterRef::from_bytes`,
+//! `ScalableCuckooFilter::from_bytes` and `MappedFilter::read` take an input — the committed
+//! fuzz corpora, valid files, headers whose length fields lie (with valid checksums), and
+//! thousands of random field changes — and holds it to the input's length plus 64 KiB. Two
+//! kinds of input miss that target by a constant factor (a level list of a chain, see
+//! `level_lists_take_a_few_times_the_input`); the ignored test holds them to it.
+
+mod common;
+
+use cuckoo_sst::{Config, CuckooFilter, Encoding, FilterRef, MappedFilter, ScalableCuckooFilter};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::path::Path;
+
+/// `System`, counting the bytes each thread has allocated and not freed, and their peak.
+struct Counting;
+
+thread_local! {
+    static CURRENT: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
+
+fn track(delta: isize) {
+    // `try_with`: nothing is counted while a thread's locals are torn down.
+    let _ = CURRENT.try_with(|c| {
+        let now = c.get() + delta;
+        c.set(now);
+        let _ = PEAK.try_with(|p| p.set(p.get().max(now)));
+    });
+}
+
+// SAFETY: every call is passed to `System` unchanged, with its layout; the counters are
+// thread-local cells without destructors (const-initialised, so touching them never allocates),
+// and their updates cannot unwind.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract for `alloc` is `System.alloc`'s.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            track(layout.size() as isize);
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as for `alloc`.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            track(layout.size() as isize);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` was allocated by `System` with `layout` (every allocation goes there).
+        unsafe { System.dealloc(ptr, layout) };
+        track(-(layout.size() as isize));
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: as for `dealloc`, and the caller's contract for `realloc` is `System`'s.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            track(new_size as isize - layout.size() as isize);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// The most bytes `f` had allocated at once on this thread, beyond what was allocated before
+/// (its result, if it keeps memory, included).
+fn peak_of<R>(f: impl FnOnce() -> R) -> (R, usize) {
+    let base = CURRENT.with(Cell::get);
+    PEAK.with(|p| p.set(base));
+    let r = f();
+    let peak = PEAK.with(Cell::get) - base;
+    (r, peak.max(0) as usize)
+}
+
+const SLACK: usize = 64 << 10;
+
+/// Decodes `bytes` with every slice reader and checks each reader's peak; the largest peak.
+fn check(what: &str, bytes: &[u8]) -> usize {
+    let limit = bytes.len() + SLACK;
+    let mut worst = 0;
+    let (_, p) = peak_of(|| CuckooFilter::from_bytes(bytes).is_ok());
+    assert!(
+        p <= limit,
+        "{what}: CuckooFilter::from_bytes took {p} bytes for {}",
+        bytes.len()
+    );
+    worst = worst.max(p);
+    let (_, p) = peak_of(|| FilterRef::from_bytes(bytes).is_ok());
+    assert!(
+        p <= limit,
+        "{what}: FilterRef::from_bytes took {p} bytes for {}",
+        bytes.len()
+    );
+    worst = worst.max(p);
+    let (_, p) = peak_of(|| ScalableCuckooFilter::from_bytes(bytes).is_ok());
+    assert!(
+        p <= limit,
+        "{what}: ScalableCuckooFilter::from_bytes took {p} bytes for {}",
+        bytes.len()
+    );
+    worst.max(p)
+}
+
+/// Writes `bytes` to `path` and checks the peak of `MappedFilter::read` (a copy of the file)
+/// and `open` (a mapping: its `Vec` of levels only).
+fn check_file(what: &str, path: &Path, bytes: &[u8]) {
+    std::fs::write(path, bytes).unwrap();
+    let limit = bytes.len().next_multiple_of(64) + SLACK;
+    let (_, p) = peak_of(|| MappedFilter::read(path).is_ok());
+    assert!(
+        p <= limit,
+        "{what}: MappedFilter::read took {p} bytes for {}",
+        bytes.len()
+    );
+    let (_, p) = peak_of(|| MappedFilter::open(path).is_ok());
+    assert!(
+        p <= limit,
+        "{what}: MappedFilter::open took {p} bytes for {}",
+        bytes.len()
+    );
+}
+
+fn valid_files() -> Vec<(String, Vec<u8>)> {
+    let mut v = Vec::new();
+    for layout in common::layouts() {
+        let mut f = CuckooFilter::new(common::config(2000, layout)).unwrap();
+        for i in 0..1500u32 {
+            f.insert(&i.to_le_bytes()).unwrap();
+        }
+        v.push((format!("{layout:?}"), f.to_bytes()));
+    }
+    let mut c = ScalableCuckooFilter::new(Config::new(100)).unwrap();
+    for i in 0..5000u32 {
+        c.insert(&i.to_le_bytes()).unwrap();
+    }
+    v.push(("chain".into(), c.to_bytes()));
+    v
+}
+
+/// A valid chain file of `levels` levels of the smallest size: 2 plain buckets of 2 slots, a
+/// 64-byte region each, so 128 bytes of input per level.
+fn tiny_levels(levels: u32) -> Vec<u8> {
+    let template = ScalableCuckooFilter::new(
+        Config::new(1)
+            .bucket_size(2)
+            .encoding(Encoding::Plain)
+            .false_positive_rate(0.01),
+    )
+    .unwrap()
+    .to_bytes();
+    let l = levels as usize;
+    let regions = 128 + 64 * l;
+    let mut b = vec![0u8; regions + 64 * l];
+    b[..128].copy_from_slice(&template[..128]);
+    common::put_u32(&mut b, 24, levels);
+    let len = b.len() as u64;
+    common::put_u64(&mut b, 16, len);
+    common::put_u64(&mut b, 88, 0); // item_count
+    common::put_u32(&mut b, 72, 0); // max_levels: no limit
+    common::put_u64(&mut b, 80, 0); // max_bytes: no limit
+    for k in 0..l {
+        let d = 128 + 64 * k;
+        b[d..d + 64].copy_from_slice(&template[128..192]);
+        common::put_u64(&mut b, d, (regions + 64 * k) as u64); // region_offset
+        common::put_u64(&mut b, d + 8, 64); // region_len
+        common::put_u64(&mut b, d + 16, 2); // num_buckets
+        common::put_u64(&mut b, d + 24, 0); // item_count
+        common::put_u64(&mut b, d + 32, 1); // capacity
+        b[d + 48] = 2; // bucket_size
+        b[d + 49] = 8; // fingerprint_bits
+        b[d + 50] = 0; // plain
+    }
+    common::resign(&mut b);
+    b
+}
+
+/// Header and level fields set to lies (checksums recomputed, so the field checks reject them).
+fn lying(base: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut put = |what: String, at: usize, v: u64, width: usize| {
+        let mut b = base.to_vec();
+        match width {
+            8 => common::put_u64(&mut b, at, v),
+            4 => common::put_u32(&mut b, at, v as u32),
+            _ => b[at] = v as u8,
+        }
+        common::resign(&mut b);
+        out.push((what, b));
+    };
+    let huge = [
+        u64::MAX,
+        1 << 63,
+        1 << 40,
+        1 << 34,
+        u32::MAX as u64,
+        1 << 31,
+        base.len() as u64 + 64,
+        base.len() as u64 * 1000,
+    ];
+    for v in huge {
+        put(format!("file_len {v}"), 16, v, 8);
+        put(format!("item_count {v}"), 88, v, 8);
+        put(format!("level_count {v}"), 24, v, 4);
+        let levels = u32::from_le_bytes(base[24..28].try_into().unwrap()) as usize;
+        for k in 0..levels {
+            let d = 128 + 64 * k;
+            put(format!("level {k} region_offset {v}"), d, v, 8);
+            put(format!("level {k} region_len {v}"), d + 8, v, 8);
+            put(format!("level {k} num_buckets {v}"), d + 16, v, 8);
+            put(format!("level {k} item_count {v}"), d + 24, v, 8);
+            put(format!("level {k} capacity {v}"), d + 32, v, 8);
+        }
+    }
+    // Lies that agree with each other: a level of 2^32 buckets whose region length, and the
+    // file length, say so.
+    let mut b = base.to_vec();
+    let (m, bucket, width) = (1u64 << 32, base[128 + 48] as u64, base[128 + 49] as u64);
+    let region = (m * bucket * width / 8 + 16).next_multiple_of(64);
+    common::put_u64(&mut b, 128 + 16, m);
+    common::put_u64(&mut b, 128 + 8, region);
+    common::put_u64(&mut b, 16, 128 + 64 + region);
+    common::resign(&mut b);
+    out.push(("a consistent 2^32-bucket level".into(), b));
+    out
+}
+
+/// `base` (a chain) claiming as many levels as its file has room for descriptors (or for a
+/// descriptor and a smallest region each), checksums recomputed: the decoder reads that many
+/// descriptors' worth of file before the first one fails.
+fn filling_level_counts(base: &[u8]) -> Vec<(String, Vec<u8>)> {
+    [(base.len() - 128) / 64, (base.len() - 128) / 128]
+        .into_iter()
+        .map(|levels| {
+            let mut b = base.to_vec();
+            common::put_u32(&mut b, 24, levels as u32);
+            common::resign(&mut b);
+            (format!("level_count {levels}, filling the file"), b)
+        })
+        .collect()
+}
+
+/// A single filter and a chain of about 1 MiB each, so that an allocation in proportion to
+/// the input would stand out against the 64 KiB of slack.
+fn large_files() -> Vec<(String, Vec<u8>)> {
+    let mut f = CuckooFilter::new(Config::new(800_000)).unwrap();
+    for i in 0..100_000u32 {
+        f.insert(&i.to_le_bytes()).unwrap();
+    }
+    let mut c = ScalableCuckooFilter::new(Config::new(100)).unwrap();
+    for i in 0..400_000u32 {
+        c.insert(&i.to_le_bytes()).unwrap();
+    }
+    assert!(c.levels() > 8);
+    vec![
+        ("large".into(), f.to_bytes()),
+        ("large chain".into(), c.to_bytes()),
+    ]
+}
+
+#[test]
+fn the_fuzz_corpora_decode_within_their_size() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
+    let mut files = 0;
+    for dir in std::fs::read_dir(&root).unwrap() {
+        for file in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+            let path = file.unwrap().path();
+            check(&path.display().to_string(), &std::fs::read(&path).unwrap());
+            files += 1;
+        }
+    }
+    assert!(files >= 20, "{files} corpus files");
+}
+
+#[test]
+fn valid_files_decode_within_their_size() {
+    let dir = tempfile::tempdir().unwrap();
+    for (what, bytes) in valid_files() {
+        let peak = check(&what, &bytes);
+        // Decoding a valid file copies its buckets: the measure sees them.
+        assert!(
+            peak >= bytes.len() - 192,
+            "{what}: {peak} bytes for {}",
+            bytes.len()
+        );
+        check_file(&what, &dir.path().join("f"), &bytes);
+    }
+}
+
+#[test]
+fn lying_length_fields_allocate_nothing_in_proportion() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cases = 0;
+    for (name, base) in large_files().into_iter().chain(valid_files()) {
+        for (what, bytes) in lying(&base) {
+            let what = format!("{name}: {what}");
+            let peak = check(&what, &bytes);
+            assert!(
+                CuckooFilter::from_bytes(&bytes).is_err()
+                    || ScalableCuckooFilter::from_bytes(&bytes).is_err(),
+                "{what}"
+            );
+            // Refused early, before anything of the input's size is allocated.
+            assert!(peak <= SLACK, "{what}: {peak} bytes");
+            // The files' readers too (for a sample of the large files: writing each is slow).
+            if bytes.len() < SLACK || cases % 16 == 0 {
+                check_file(&what, &dir.path().join("f"), &bytes);
+            }
+            cases += 1;
+        }
+    }
+    assert!(cases > 1000, "{cases}");
+}
+
+/// Thousands of random field values (one to three fields of the header and level table at a
+/// time, checksums recomputed) in a single filter and a chain.
+#[test]
+fn random_field_values_decode_within_their_size() {
+    let mut rng = 0x1234_5678_9ABC_DEF0u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let files = valid_files();
+    for round in 0..4000 {
+        let (name, base) = &files[round % files.len()];
+        let mut b = base.clone();
+        let table_end = 128 + 64 * u32::from_le_bytes(b[24..28].try_into().unwrap()) as usize;
+        for _ in 0..1 + next() % 3 {
+            let at = (next() as usize % table_end) & !7;
+            let v = match next() % 4 {
+                0 => next(),
+                1 => 1 << (next() % 64),
+                2 => next() % 256,
+                _ => u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) ^ (1 << (next() % 64)),
+            };
+            common::put_u64(&mut b, at, v);
+        }
+        common::resign(&mut b);
+        check(&format!("{name}, round {round}"), &b);
+    }
+}
+
+/// The two inputs that miss the target of the input's length plus 64 KiB, and by how much.
+///
+/// The decoder's level list takes 168 bytes per level (`LevelMeta`), for 64 bytes of level
+/// table; a chain's `from_bytes` adds an owned `CuckooFilter` and its smallest table per level.
+/// So a header claiming as many levels as the file has room for descriptors (checksums valid)
+/// makes every reader allocate about 2.6 times the input before the first descriptor fails,
+/// and a valid chain of many 64-byte levels decodes into about 3.5 times its size. Both are
+/// linear in the input, never in a field's value; held here to 3× and 4×.
+#[test]
+fn level_lists_take_a_few_times_the_input() {
+    for (name, base) in large_files().into_iter().skip(1) {
+        for (what, bytes) in filling_level_counts(&base) {
+            let (_, p) = peak_of(|| ScalableCuckooFilter::from_bytes(&bytes).is_ok());
+            println!("{name}, {what}: {p} bytes for {}", bytes.len());
+            assert!(p <= 3 * bytes.len() + SLACK, "{name}, {what}: {p}");
+        }
+    }
+    for levels in [10, 500, 4000] {
+        let bytes = tiny_levels(levels);
+        let (c, p) = peak_of(|| ScalableCuckooFilter::from_bytes(&bytes).unwrap());
+        assert_eq!(c.levels(), levels as usize);
+        drop(c);
+        println!("{levels} levels of 64 bytes: {p} bytes for {}", bytes.len());
+        assert!(p <= 4 * bytes.len() + SLACK, "{levels} levels: {p}");
+        let (_, p) = peak_of(|| FilterRef::from_bytes(&bytes).is_ok());
+        assert!(p <= 2 * bytes.len() + SLACK, "{levels} levels: {p}");
+    }
+}
+
+/// The target for those inputs too: fails today (see above); run with `--ignored`.
+#[test]
+#[ignore = "the decoder's level list and a chain's levels take 2.6-3.5x the input (src/format/decode.rs, src/chain.rs)"]
+fn level_lists_within_the_input_plus_64k() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, base) in large_files().into_iter().skip(1) {
+        for (what, bytes) in filling_level_counts(&base) {
+            check(&format!("{name}, {what}"), &bytes);
+        }
+    }
+    for levels in [10, 500, 4000] {
+        let bytes = tiny_levels(levels);
+        check(&format!("{levels} levels"), &bytes);
+        check_file(&format!("{levels} levels"), &dir.path().join("f"), &bytes);
+    }
+}

@@ -1,0 +1,329 @@
+//! The fuzz targets' checks under plain `cargo test`, on stable and without cargo-fuzz: every
+//! file of each target's committed corpus (`fuzz/corpus/<target>/`) is replayed through the
+//! same function the target calls (`fuzz/fuzz_targets/common/`), and so are a few thousand
+//! inputs from a fixed-seed generator, so that the checks reach more than the seeds on every
+//! run. The seeds must keep reaching every layout family; `write_seed_corpora` (ignored)
+//! regenerates them.
+
+mod common;
+#[path = "../fuzz/fuzz_targets/common/mod.rs"]
+mod fuzz_common;
+
+use cuckoo_sst::Encoding;
+use fuzz_common::Input;
+use std::collections::BTreeSet;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::path::{Path, PathBuf};
+
+/// SplitMix64: a fixed-seed generator, so every run replays the same inputs.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn bytes(&mut self, len: usize) -> Vec<u8> {
+        (0..len).map(|_| self.next() as u8).collect()
+    }
+}
+
+fn corpus_dir(target: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus")
+        .join(target)
+}
+
+/// Every file of `target`'s corpus, sorted by name (those local fuzzing added too); with
+/// `seeds_only`, the generated seeds (`seed-*`) alone.
+fn corpus(target: &str, seeds_only: bool) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(corpus_dir(target))
+        .unwrap_or_else(|e| panic!("fuzz/corpus/{target}: {e}"))
+        .map(|entry| {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&path).unwrap())
+        })
+        .filter(|(name, _)| !seeds_only || name.starts_with("seed-"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Runs `run` on `data`, naming the input if it panics.
+fn replay(what: &str, run: fn(&[u8]), data: &[u8]) {
+    if let Err(panic) = catch_unwind(AssertUnwindSafe(|| run(data))) {
+        eprintln!("failing input {what}: {data:02x?}");
+        resume_unwind(panic);
+    }
+}
+
+/// The committed corpus, then `n` random inputs of up to `max_len` bytes.
+fn replay_target(target: &str, run: fn(&[u8]), n: usize, max_len: usize) {
+    let files = corpus(target, false);
+    assert!(!files.is_empty(), "fuzz/corpus/{target} is empty");
+    for (name, data) in &files {
+        replay(&format!("fuzz/corpus/{target}/{name}"), run, data);
+    }
+    let mut rng = Rng(0x5EED ^ target.len() as u64);
+    for i in 0..n {
+        let len = rng.below(max_len + 1);
+        let data = rng.bytes(len);
+        replay(&format!("{target} random #{i}"), run, &data);
+    }
+}
+
+#[test]
+fn ops_corpus() {
+    replay_target("ops", fuzz_common::ops::run, 3000, 400);
+}
+
+#[test]
+fn chain_corpus() {
+    replay_target("chain", fuzz_common::chain::run, 3000, 400);
+}
+
+#[test]
+fn roundtrip_corpus() {
+    replay_target("roundtrip", fuzz_common::roundtrip::run, 1000, 400);
+}
+
+/// Random bytes stop at the magic number, so the generated inputs are the seeds damaged: a few
+/// bytes changed, or cut short, and half of them with their checksums rewritten so that the
+/// field checks behind the checksums see them (the fuzzer gets there with `--cfg fuzzing`).
+#[test]
+fn from_bytes_corpus() {
+    replay_target("from_bytes", fuzz_common::from_bytes::run, 0, 0);
+    let seeds = corpus("from_bytes", false);
+    let mut rng = Rng(0xF00D);
+    for i in 0..3000 {
+        let (name, seed) = &seeds[rng.below(seeds.len())];
+        let mut data = seed.clone();
+        for _ in 0..1 + rng.below(3) {
+            let at = rng.below(data.len());
+            data[at] = rng.next() as u8;
+        }
+        if rng.below(8) == 0 {
+            data.truncate(rng.below(data.len()));
+        }
+        if data.len() >= 128 && rng.below(2) == 0 {
+            common::resign(&mut data);
+        }
+        replay(
+            &format!("from_bytes #{i} (from {name})"),
+            fuzz_common::from_bytes::run,
+            &data,
+        );
+    }
+}
+
+/// The committed seeds reach every layout family, walk length, and chain setting class, so
+/// that the replay above and the fuzzer's first inputs start from all of them.
+#[test]
+fn seeds_reach_every_layout() {
+    let mut layouts = BTreeSet::new();
+    let (mut widths, mut kicks) = (BTreeSet::new(), BTreeSet::new());
+    for (_, data) in corpus("ops", true) {
+        let s = fuzz_common::ops::setup(&mut Input::new(&data));
+        layouts.insert((format!("{:?}", s.encoding), s.bucket_size));
+        widths.insert(s.bits);
+        kicks.insert(s.max_kicks);
+    }
+    let want: BTreeSet<_> = [
+        ("Plain", 2),
+        ("Plain", 4),
+        ("Plain", 8),
+        ("Packed", 2),
+        ("Packed", 4),
+        ("Packed", 8),
+        ("SemiSorted", 4),
+    ]
+    .map(|(e, b)| (e.to_string(), b))
+    .into();
+    assert_eq!(layouts, want, "ops seeds: (encoding, bucket size)");
+    for w in [7, 8, 16, 32] {
+        assert!(widths.contains(&w), "no ops seed with {w}-bit fingerprints");
+    }
+    assert_eq!(
+        kicks,
+        fuzz_common::ops::KICKS.into(),
+        "ops seeds: max_kicks"
+    );
+
+    let (mut encodings, mut buckets) = (BTreeSet::new(), BTreeSet::new());
+    let (mut levels, mut bytes) = (BTreeSet::new(), BTreeSet::new());
+    for (_, data) in corpus("chain", true) {
+        let s = fuzz_common::chain::setup(&mut Input::new(&data));
+        encodings.insert(format!("{:?}", s.encoding));
+        buckets.insert(s.bucket_size);
+        levels.insert(s.max_levels != 0);
+        bytes.insert(s.max_bytes != 0);
+    }
+    let all_encodings: BTreeSet<_> = fuzz_common::chain::ENCODINGS
+        .iter()
+        .map(|e| format!("{e:?}"))
+        .collect();
+    assert_eq!(encodings, all_encodings, "chain seeds: encodings");
+    assert_eq!(buckets, fuzz_common::chain::BUCKET_SIZES.into());
+    assert_eq!(
+        (levels.len(), bytes.len()),
+        (2, 2),
+        "chain seeds: with and without limits"
+    );
+
+    let mut kinds = BTreeSet::new();
+    for (_, data) in corpus("roundtrip", true) {
+        let mut input = Input::new(&data);
+        let s = fuzz_common::roundtrip::setup(&mut input);
+        let encoding = if s.chain {
+            fuzz_common::chain::setup(&mut input).encoding
+        } else {
+            Some(fuzz_common::ops::setup(&mut input).encoding)
+        };
+        kinds.insert((s.chain, format!("{encoding:?}")));
+        kinds.insert((s.save, "save".to_string()));
+    }
+    for e in [Encoding::Plain, Encoding::Packed, Encoding::SemiSorted] {
+        for chain in [false, true] {
+            let kind = (chain, format!("{:?}", Some(e)));
+            assert!(kinds.contains(&kind), "no roundtrip seed for {kind:?}");
+        }
+    }
+    for save in [false, true] {
+        assert!(kinds.contains(&(save, "save".to_string())), "save: {save}");
+    }
+}
+
+/// Operation bytes for a seed: mostly inserts of `keys` distinct keys (so that small tables
+/// fill and chains grow), with removals, inserts of unique keys, a batch and a round trip.
+fn seed_ops(rng: &mut Rng, n: usize, keys: usize) -> Vec<u8> {
+    let mut v = Vec::new();
+    for _ in 0..n {
+        let op = match rng.below(20) {
+            0..=12 => rng.below(3),
+            13 | 14 => 3,
+            15..=17 => 4,
+            18 => 6,
+            _ => 7,
+        };
+        v.push(op as u8);
+        v.push(if op == 6 {
+            rng.next() as u8
+        } else {
+            rng.below(keys) as u8
+        });
+    }
+    v
+}
+
+/// The `ops` setup bytes for a layout: encoding (0 plain, 1 packed, 2 semi-sorted), bucket
+/// size, width, index into `KICKS`, capacity.
+fn ops_setup(encoding: u8, b: usize, bits: u32, kicks: u8, capacity: usize) -> Vec<u8> {
+    let b_index = [2, 4, 8].iter().position(|&x| x == b).unwrap() as u32;
+    let shape = match encoding {
+        0 => b_index + 3 * [8, 16, 32].iter().position(|&x| x == bits).unwrap() as u32,
+        1 => b_index + 3 * (bits - 7),
+        _ => bits - 7,
+    };
+    let sizing = kicks as usize + 4 * (capacity - 8);
+    vec![encoding, shape as u8, sizing as u8, capacity as u8, 0x5A]
+}
+
+/// The `chain` setup bytes: indexes into its tables of encodings, bucket sizes, rates,
+/// tightenings, growth factors, level and byte limits and kicks, and the capacity.
+#[allow(clippy::too_many_arguments)]
+fn chain_setup(
+    encoding: u8,
+    bucket: u8,
+    fpr: u8,
+    tightening: u8,
+    growth: u8,
+    max_levels: u8,
+    max_bytes: u8,
+    kicks: u8,
+    capacity: u8,
+) -> Vec<u8> {
+    vec![
+        encoding + 4 * bucket,
+        fpr + 8 * tightening,
+        growth + 4 * max_levels + 16 * max_bytes,
+        kicks + 4 * capacity,
+        capacity,
+        0xC3,
+    ]
+}
+
+/// Writes the seed corpora: `cargo test --release --test fuzz_corpus -- --ignored`.
+#[test]
+#[ignore = "regenerates fuzz/corpus/*/seed-*"]
+fn write_seed_corpora() {
+    let mut rng = Rng(2026);
+    let ops = [
+        ("plain-b2-f8", ops_setup(0, 2, 8, 3, 16)),
+        ("plain-b4-f16", ops_setup(0, 4, 16, 2, 40)),
+        ("plain-b8-f32", ops_setup(0, 8, 32, 0, 64)),
+        ("packed-b2-f7", ops_setup(1, 2, 7, 3, 24)),
+        ("packed-b4-f13", ops_setup(1, 4, 13, 1, 12)),
+        ("packed-b8-f23", ops_setup(1, 8, 23, 2, 8)),
+        ("packed-b8-f32", ops_setup(1, 8, 32, 3, 64)),
+        ("semi-f7", ops_setup(2, 4, 7, 3, 32)),
+        ("semi-f10", ops_setup(2, 4, 10, 0, 20)),
+        ("semi-f32", ops_setup(2, 4, 32, 3, 64)),
+    ];
+    let mut out = Vec::new();
+    for (name, mut setup) in ops {
+        setup.extend(seed_ops(&mut rng, 120, 48));
+        out.push(("ops", name, setup));
+    }
+    let chains = [
+        ("default", chain_setup(0, 0, 3, 1, 1, 0, 0, 3, 8)),
+        ("plain-b2-levels2", chain_setup(1, 1, 1, 0, 2, 2, 0, 2, 16)),
+        ("packed-b8-bytes4k", chain_setup(2, 3, 6, 0, 0, 0, 2, 0, 4)),
+        (
+            "semi-b4-levels3-g64",
+            chain_setup(3, 2, 4, 2, 3, 3, 0, 3, 1),
+        ),
+        ("semi-bytes1k", chain_setup(3, 0, 0, 1, 1, 0, 1, 1, 0)),
+        ("packed-b2-1e-7", chain_setup(2, 1, 7, 0, 1, 0, 0, 3, 2)),
+        ("plain-b4-levels1", chain_setup(1, 2, 2, 3, 0, 1, 0, 3, 12)),
+        ("semi-b8-refused", chain_setup(3, 3, 3, 1, 1, 0, 0, 3, 8)),
+    ];
+    for (name, mut setup) in chains {
+        setup.extend(seed_ops(&mut rng, 150, 96));
+        out.push(("chain", name, setup));
+    }
+    // First byte: bit 0 chain, bits 1-3 zero to `save`, bits 4-7 the `FilterRef` offset.
+    let trips = [
+        ("plain-b4-f16", 0x32, ops_setup(0, 4, 16, 3, 24)),
+        ("packed-b8-f9-save", 0x00, ops_setup(1, 8, 9, 3, 32)),
+        ("semi-f12", 0x72, ops_setup(2, 4, 12, 3, 16)),
+        ("chain-plain", 0x13, chain_setup(1, 0, 3, 1, 1, 0, 0, 3, 4)),
+        (
+            "chain-packed-b2-save",
+            0x01,
+            chain_setup(2, 1, 3, 1, 1, 3, 0, 3, 4),
+        ),
+        ("chain-semi", 0x53, chain_setup(3, 2, 4, 0, 1, 0, 2, 3, 2)),
+        ("chain-auto", 0x23, chain_setup(0, 0, 5, 1, 2, 0, 0, 3, 8)),
+    ];
+    for (name, first, setup) in trips {
+        let mut data = vec![first];
+        data.extend(setup);
+        data.push(40); // operations before the round trip
+        data.extend(seed_ops(&mut rng, 70, 64));
+        out.push(("roundtrip", name, data));
+    }
+    for (target, name, data) in out {
+        let dir = corpus_dir(target);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("seed-{name}")), data).unwrap();
+    }
+}
