@@ -360,11 +360,21 @@ fn every_header_and_level_check_of_a_single_filter() {
             "Corrupt(level_count)",
         ),
         (
-            // A file that ends with its level table: the level table fits, the region not.
-            "no room for the region",
+            // A file that ends with its level table: no level has room for even one cache
+            // line of buckets, so the level count is refused before any level is read.
+            "no room for any region",
             |b| {
                 b.truncate(192);
                 put_u64(b, 16, 192);
+            },
+            "Corrupt(level_count)",
+        ),
+        (
+            // Room for one cache line of buckets, where the level needs more.
+            "no room for the region",
+            |b| {
+                b.truncate(256);
+                put_u64(b, 16, 256);
             },
             "Corrupt(level 0 region_len)",
         ),

@@ -16,7 +16,7 @@ use super::{
 };
 use crate::config::MAX_GROWTH_FACTOR;
 use crate::error::{Error, Result};
-use crate::table::{self, Encoding, Geometry};
+use crate::table::{self, CACHE_LINE, Encoding, Geometry};
 
 /// `N` bytes at an alignment rkyv accepts for the archived records, whatever the alignment of
 /// the caller's slice (a block inside an SSTable may start anywhere). Copying 128 or 64 bytes
@@ -161,10 +161,17 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
         .checked_mul(LEVEL_LEN as u64)
         .and_then(|t| t.checked_add(HEADER_LEN as u64))
         .ok_or_else(|| overflow("level_count"))?;
-    if table_end > file_len {
+    // Every level takes its descriptor and a bucket region of at least one cache line, so
+    // a level count that claims more than the file can hold is refused before anything is
+    // allocated per level.
+    let least = (level_count as u64) * CACHE_LINE as u64 + table_end; // < 2^32 · 128 + 128
+    if least > file_len {
         return Err(Error::corrupt(
             "level_count",
-            format!("{level_count} levels do not fit in a file of {file_len} bytes"),
+            format!(
+                "{level_count} levels do not fit in a file of {file_len} bytes (each takes \
+                 {LEVEL_LEN} bytes of level table and at least {CACHE_LINE} of buckets)"
+            ),
         ));
     }
     if actual < file_len {
@@ -262,8 +269,9 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
         level_table,
     )?;
 
-    // 6. Levels. `level_count` is now known to fit in the file, so the Vec is bounded by it.
-    let mut levels = Vec::with_capacity(level_count as usize);
+    // 6. Levels. The list grows as descriptors pass, so a level count that lies costs only
+    // the levels parsed before the first bad one (a chain rarely has more than 64).
+    let mut levels = Vec::with_capacity(level_count.min(64) as usize);
     let mut offset = table_end as u64;
     let mut items: u64 = 0;
     for (k, desc) in level_table.chunks_exact(LEVEL_LEN).enumerate() {
