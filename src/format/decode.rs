@@ -164,7 +164,10 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
     // Every level takes its descriptor and a bucket region of at least one cache line, so
     // a level count that claims more than the file can hold is refused before anything is
     // allocated per level.
-    let least = (level_count as u64) * CACHE_LINE as u64 + table_end; // < 2^32 · 128 + 128
+    let least = (level_count as u64)
+        .checked_mul(CACHE_LINE as u64)
+        .and_then(|r| r.checked_add(table_end))
+        .ok_or_else(|| overflow("level_count"))?;
     if least > file_len {
         return Err(Error::corrupt(
             "level_count",
