@@ -98,8 +98,9 @@ fn open_regular(path: &Path) -> Result<(File, u64)> {
     Ok((file, meta.len()))
 }
 
-/// Fills `buf` from `file` as far as the file goes; the number of bytes read.
-fn read_up_to(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+/// Fills `buf` from `file` as far as the file goes (retrying a read a signal interrupted);
+/// the number of bytes read.
+fn read_up_to(file: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
         match file.read(&mut buf[filled..]) {
@@ -110,6 +111,20 @@ fn read_up_to(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
         }
     }
     Ok(filled)
+}
+
+/// Reads the rest of a file whose first `HEADER_LEN` bytes `bytes` already holds, to the end
+/// of `bytes` (the file's length when it was opened); `Truncated` if the file ends sooner (it
+/// shrank while it was read).
+fn read_rest(file: &mut impl Read, bytes: &mut [u8]) -> Result<()> {
+    let got = HEADER_LEN + read_up_to(file, &mut bytes[HEADER_LEN..])?;
+    if got < bytes.len() {
+        return Err(Error::Truncated {
+            expected: bytes.len() as u64,
+            found: got as u64,
+        });
+    }
+    Ok(())
 }
 
 /// The error for a file of `len` bytes whose first bytes are `head`, shorter than a header:
@@ -235,14 +250,7 @@ impl MappedFilter {
         let mut buf = TableBuf::zeroed(n.checked_next_multiple_of(64).ok_or_else(too_big)?)?;
         let bytes = &mut buf.bytes_mut()[..n];
         bytes[..HEADER_LEN].copy_from_slice(&head);
-        let got = HEADER_LEN + read_up_to(&mut file, &mut bytes[HEADER_LEN..])?;
-        if got < n {
-            // The file shrank while it was read.
-            return Err(Error::Truncated {
-                expected: len,
-                found: got as u64,
-            });
-        }
+        read_rest(&mut file, bytes)?;
         let m = MappedFilter::parsed(Bytes::Read { buf, len: n })?;
         m.verify()?;
         Ok(m)
@@ -604,5 +612,78 @@ impl std::fmt::Debug for MappedFilter {
             .field("len", &self.meta.item_count)
             .field("verified", &self.verified.get())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Yields `data` a few bytes per call, a scripted error first where asked, and counts
+    /// the calls.
+    struct Scripted<'a> {
+        data: &'a [u8],
+        step: usize,
+        errors: Vec<io::ErrorKind>,
+        calls: usize,
+    }
+
+    impl Read for Scripted<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.calls += 1;
+            if let Some(kind) = self.errors.pop() {
+                return Err(io::Error::from(kind));
+            }
+            let n = buf.len().min(self.step).min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    fn scripted<'a>(data: &'a [u8], step: usize, errors: &[io::ErrorKind]) -> Scripted<'a> {
+        Scripted {
+            data,
+            step,
+            errors: errors.to_vec(),
+            calls: 0,
+        }
+    }
+
+    #[test]
+    fn reads_retry_interruptions_and_stop_at_the_end() {
+        let data: Vec<u8> = (0..20).collect();
+        // Three bytes a call, one interruption first: 7 reads fill 20 bytes, and no read is
+        // made once the buffer is full.
+        let mut r = scripted(&data, 3, &[io::ErrorKind::Interrupted]);
+        let mut buf = [0u8; 20];
+        assert_eq!(read_up_to(&mut r, &mut buf).unwrap(), 20);
+        assert_eq!(buf[..], data[..]);
+        assert_eq!(r.calls, 8);
+        // A source shorter than the buffer: what there is, after one read that returns 0.
+        let mut r = scripted(&data[..5], 3, &[]);
+        let mut buf = [0u8; 20];
+        assert_eq!(read_up_to(&mut r, &mut buf).unwrap(), 5);
+        assert_eq!(buf[..5], data[..5]);
+        assert_eq!(r.calls, 3);
+        // Any other error is returned.
+        let mut r = scripted(&data, 3, &[io::ErrorKind::PermissionDenied]);
+        let e = read_up_to(&mut r, &mut [0u8; 4]).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
+    }
+
+    #[test]
+    fn a_file_that_shrinks_while_it_is_read_is_truncated() {
+        let data = vec![7u8; 300];
+        let mut bytes = vec![0u8; 400];
+        let mut r = scripted(&data[HEADER_LEN..], 64, &[]);
+        match read_rest(&mut r, &mut bytes) {
+            Err(Error::Truncated { expected, found }) => assert_eq!((expected, found), (400, 300)),
+            other => panic!("{other:?}"),
+        }
+        let mut bytes = vec![0u8; 300];
+        let mut r = scripted(&data[HEADER_LEN..], 64, &[]);
+        read_rest(&mut r, &mut bytes).unwrap();
+        assert!(bytes[HEADER_LEN..].iter().all(|&b| b == 7));
     }
 }
