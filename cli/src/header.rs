@@ -58,45 +58,96 @@ impl Reader<'_> {
     }
 }
 
-const HEADER_LEN: usize = 128;
-const LEVEL_LEN: usize = 64;
+pub const HEADER_LEN: u64 = 128;
+pub const LEVEL_LEN: u64 = 64;
+
+/// The header's fields (FORMAT.md §4): name and byte range. The one list of their offsets:
+/// [`Header::read`] reads through it, and error messages name the bytes with it.
+pub const HEADER_FIELDS: [(&str, u64, u64); 17] = [
+    ("magic", 0, 8),
+    ("version", 8, 12),
+    ("header_len", 12, 16),
+    ("file_len", 16, 24),
+    ("level_count", 24, 28),
+    ("flags", 28, 32),
+    ("hash", 32, 36),
+    ("max_kicks", 36, 40),
+    ("seed", 40, 48),
+    ("target_fpr", 48, 56),
+    ("growth_factor", 56, 64),
+    ("tightening", 64, 72),
+    ("max_levels", 72, 76),
+    ("max_bytes", 80, 88),
+    ("item_count", 88, 96),
+    ("chain_bucket_size", 96, 97),
+    ("chain_encoding", 97, 98),
+];
+
+/// A level descriptor's fields (FORMAT.md §5), relative to the descriptor's start.
+pub const LEVEL_FIELDS: [(&str, u64, u64); 9] = [
+    ("region_offset", 0, 8),
+    ("region_len", 8, 16),
+    ("num_buckets", 16, 24),
+    ("item_count", 24, 32),
+    ("capacity", 32, 40),
+    ("target_fpr", 40, 48),
+    ("bucket_size", 48, 49),
+    ("fingerprint_bits", 49, 50),
+    ("encoding", 50, 51),
+];
+
+/// The byte range of field `name` in `fields`.
+pub fn field(fields: &[(&str, u64, u64)], name: &str) -> Option<(u64, u64)> {
+    fields
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|&(_, a, b)| (a, b))
+}
+
+/// The offset of a field every reader of this module names correctly.
+fn at(fields: &[(&str, u64, u64)], name: &str) -> usize {
+    field(fields, name).expect("a field of FORMAT.md").0 as usize
+}
 
 impl Header {
     /// The header and level table of `file`, or `None` if it is too short to hold them.
     pub fn read(file: &[u8]) -> Option<Header> {
         let r = Reader(file);
-        let level_count = r.u32(24)? as usize;
+        let h = |name| at(&HEADER_FIELDS, name);
+        let l = |name| at(&LEVEL_FIELDS, name);
+        let level_count = r.u32(h("level_count"))? as usize;
         let levels = (0..level_count)
             .map(|k| {
-                let r = Reader(file.get(HEADER_LEN + k * LEVEL_LEN..)?);
+                let start = HEADER_LEN as usize + k * LEVEL_LEN as usize;
+                let r = Reader(file.get(start..)?);
                 Some(Level {
-                    region_offset: r.u64(0)?,
-                    region_len: r.u64(8)?,
-                    num_buckets: r.u64(16)?,
-                    item_count: r.u64(24)?,
-                    capacity: r.u64(32)?,
-                    target_fpr: r.f64(40)?,
-                    bucket_size: r.u8(48)?,
-                    fingerprint_bits: r.u8(49)?,
-                    encoding: r.u8(50)?,
+                    region_offset: r.u64(l("region_offset"))?,
+                    region_len: r.u64(l("region_len"))?,
+                    num_buckets: r.u64(l("num_buckets"))?,
+                    item_count: r.u64(l("item_count"))?,
+                    capacity: r.u64(l("capacity"))?,
+                    target_fpr: r.f64(l("target_fpr"))?,
+                    bucket_size: r.u8(l("bucket_size"))?,
+                    fingerprint_bits: r.u8(l("fingerprint_bits"))?,
+                    encoding: r.u8(l("encoding"))?,
                 })
             })
             .collect::<Option<Vec<_>>>()?;
         Some(Header {
-            version: r.u32(8)?,
-            file_len: r.u64(16)?,
-            flags: r.u32(28)?,
-            hash: r.u32(32)?,
-            max_kicks: r.u32(36)?,
-            seed: r.u64(40)?,
-            target_fpr: r.f64(48)?,
-            growth_factor: r.f64(56)?,
-            tightening: r.f64(64)?,
-            max_levels: r.u32(72)?,
-            max_bytes: r.u64(80)?,
-            item_count: r.u64(88)?,
-            chain_bucket_size: r.u8(96)?,
-            chain_encoding: r.u8(97)?,
+            version: r.u32(h("version"))?,
+            file_len: r.u64(h("file_len"))?,
+            flags: r.u32(h("flags"))?,
+            hash: r.u32(h("hash"))?,
+            max_kicks: r.u32(h("max_kicks"))?,
+            seed: r.u64(h("seed"))?,
+            target_fpr: r.f64(h("target_fpr"))?,
+            growth_factor: r.f64(h("growth_factor"))?,
+            tightening: r.f64(h("tightening"))?,
+            max_levels: r.u32(h("max_levels"))?,
+            max_bytes: r.u64(h("max_bytes"))?,
+            item_count: r.u64(h("item_count"))?,
+            chain_bucket_size: r.u8(h("chain_bucket_size"))?,
+            chain_encoding: r.u8(h("chain_encoding"))?,
             levels,
         })
     }
@@ -107,8 +158,10 @@ impl Header {
 
     /// The byte range of the header and of the level table, for naming damage.
     pub fn level_table_range(&self) -> (u64, u64) {
-        let start = HEADER_LEN as u64;
-        (start, start + (LEVEL_LEN * self.levels.len()) as u64)
+        (
+            HEADER_LEN,
+            HEADER_LEN + LEVEL_LEN * self.levels.len() as u64,
+        )
     }
 }
 

@@ -288,40 +288,12 @@ fn failure(path: &Path, e: Error) -> Failure {
 /// The bytes of the file that the part or field named by the decoder occupies, as
 /// ` (bytes a..b)`, or nothing if it cannot be told.
 fn where_is(path: &Path, part: &str) -> String {
-    const HEADER: [(&str, u64, u64); 18] = [
-        ("header", 0, 124),
-        ("magic", 0, 8),
-        ("version", 8, 12),
-        ("header_len", 12, 16),
-        ("file_len", 16, 24),
-        ("level_count", 24, 28),
-        ("flags", 28, 32),
-        ("hash", 32, 36),
-        ("max_kicks", 36, 40),
-        ("seed", 40, 48),
-        ("target_fpr", 48, 56),
-        ("growth_factor", 56, 64),
-        ("tightening", 64, 72),
-        ("max_levels", 72, 76),
-        ("max_bytes", 80, 88),
-        ("item_count", 88, 96),
-        ("chain_bucket_size", 96, 97),
-        ("chain_encoding", 97, 98),
-    ];
-    const LEVEL: [(&str, u64, u64); 9] = [
-        ("region_offset", 0, 8),
-        ("region_len", 8, 16),
-        ("num_buckets", 16, 24),
-        ("item_count", 24, 32),
-        ("capacity", 32, 40),
-        ("target_fpr", 40, 48),
-        ("bucket_size", 48, 49),
-        ("fingerprint_bits", 49, 50),
-        ("encoding", 50, 51),
-    ];
     let range = |(a, b): (u64, u64)| format!(" (bytes {a}..{b})");
-    if let Some(&(_, a, b)) = HEADER.iter().find(|(name, _, _)| *name == part) {
-        return range((a, b));
+    if part == "header" {
+        return range((0, header::HEADER_LEN - 4)); // what header_crc covers
+    }
+    if let Some(bytes) = header::field(&header::HEADER_FIELDS, part) {
+        return range(bytes);
     }
     let head = read_head(path);
     let header = head.as_deref().and_then(Header::read);
@@ -342,11 +314,9 @@ fn where_is(path: &Path, part: &str) -> String {
             range((l.region_offset, l.region_offset + l.region_len))
         });
     }
-    let base = 128 + 64 * k;
-    LEVEL
-        .iter()
-        .find(|(name, _, _)| *name == rest)
-        .map_or_else(String::new, |&(_, a, b)| range((base + a, base + b)))
+    let base = header::HEADER_LEN + header::LEVEL_LEN * k;
+    header::field(&header::LEVEL_FIELDS, rest)
+        .map_or_else(String::new, |(a, b)| range((base + a, base + b)))
 }
 
 /// The header and level table of the file at `path`, read directly (at most 1 MiB).
