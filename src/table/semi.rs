@@ -233,7 +233,17 @@ impl<const F: u32> Codec for SemiFast<F> {
 
     #[inline(always)]
     fn contains(&self, r: Region<'_>, i1: u64, i2: u64, fp: u32) -> bool {
-        (Self::matches(r, i1, fp) | Self::matches(r, i2, fp)) != 0
+        let (q_low, q_nibble) = split(fp, Self::LOW);
+        let (w1, w2) = (r.window(i1 * Self::BITS), r.window(i2 * Self::BITS));
+        let e1 = Self::LOWS.equal(w1 >> INDEX_BITS, q_low);
+        let e2 = Self::LOWS.equal(w2 >> INDEX_BITS, q_low);
+        if e1 | e2 == 0 {
+            return false;
+        }
+        std::hint::cold_path();
+        let m1 = slots_with(w1, q_nibble) & Self::GATHER.apply(e1 >> (Self::LOW - 1));
+        let m2 = slots_with(w2, q_nibble) & Self::GATHER.apply(e2 >> (Self::LOW - 1));
+        (m1 | m2) != 0
     }
 
     #[inline(always)]
