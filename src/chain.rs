@@ -5,7 +5,7 @@
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::filter::CuckooFilter;
-use crate::format::{self, ChainParams, FileOut, LEVEL_LEN, LevelOut, decode};
+use crate::format::{self, ChainParams, FileOut, LevelOut, decode};
 use crate::hash::KeyHash;
 use crate::persist;
 use crate::view::FilterRef;
@@ -119,7 +119,12 @@ impl ScalableCuckooFilter {
             Err(Error::InvalidConfig { .. }) => return Err(Error::Full),
             Err(e) => return Err(e),
         };
-        let grown = self.size_in_bytes() as u64 + (LEVEL_LEN + geo.table_bytes()) as u64;
+        let grown = format::file_len(
+            self.levels
+                .iter()
+                .map(|l| l.level_out().table.len())
+                .chain([geo.table_bytes()]),
+        ) as u64;
         if self.chain.max_bytes != 0 && grown > self.chain.max_bytes {
             return Err(Error::Full);
         }

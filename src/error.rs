@@ -105,6 +105,48 @@ impl Error {
             reason: reason.into(),
         }
     }
+
+    /// A copy of the error, to report a damage found once to every caller that asks (the
+    /// `io::Error` of an `Io` error cannot be copied: its kind and message are).
+    pub(crate) fn duplicate(&self) -> Error {
+        match self {
+            Error::InvalidConfig { setting, reason } => Error::InvalidConfig {
+                setting,
+                reason: reason.clone(),
+            },
+            Error::Full => Error::Full,
+            Error::OutOfMemory { bytes } => Error::OutOfMemory { bytes: *bytes },
+            Error::Io(e) => Error::Io(std::io::Error::new(e.kind(), e.to_string())),
+            Error::BadMagic { found } => Error::BadMagic { found: *found },
+            Error::UnsupportedVersion { found, supported } => Error::UnsupportedVersion {
+                found: *found,
+                supported: *supported,
+            },
+            Error::Truncated { expected, found } => Error::Truncated {
+                expected: *expected,
+                found: *found,
+            },
+            Error::TrailingBytes { expected, found } => Error::TrailingBytes {
+                expected: *expected,
+                found: *found,
+            },
+            Error::ChecksumMismatch {
+                part,
+                stored,
+                computed,
+            } => Error::ChecksumMismatch {
+                part: part.clone(),
+                stored: *stored,
+                computed: *computed,
+            },
+            Error::Corrupt { field, reason } => Error::Corrupt {
+                field: field.clone(),
+                reason: reason.clone(),
+            },
+            Error::NotGrowable => Error::NotGrowable,
+            Error::Growable { levels } => Error::Growable { levels: *levels },
+        }
+    }
 }
 
 impl From<std::io::Error> for Error {

@@ -283,6 +283,25 @@ mod tests {
         }
     }
 
+    /// FORMAT.md §2's worked example, number by number.
+    #[test]
+    fn format_md_worked_example() {
+        let h = seeded(KeyHash::of(b""), 0);
+        assert_eq!(h, 0x0E9E_BEFF_1EBD_5806);
+        let (m, f) = (1000, 10);
+        assert_eq!(first_bucket(h, m), 57);
+        assert_eq!(fingerprint(h, f), 123);
+        assert_eq!(
+            (123u64.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32,
+            0x04A7_7C20
+        );
+        assert_eq!(2 * fast_range32(0x04A7_7C20, m / 2) + 1, 19);
+        assert_eq!(alt_bucket(57, 123, m), 962);
+        assert_eq!(alt_bucket(962, 123, m), 57);
+        // The wrapping computation FORMAT.md warns about.
+        assert_eq!(19u64.wrapping_sub(57) % m, 578);
+    }
+
     #[test]
     fn first_bucket_covers_the_table() {
         let m = 7u64;

@@ -76,6 +76,7 @@
 
 mod builder;
 mod chain;
+mod checks;
 mod config;
 mod error;
 mod filter;
@@ -89,6 +90,7 @@ mod view;
 
 pub use builder::FilterBuilder;
 pub use chain::ScalableCuckooFilter;
+pub use checks::Health;
 pub use config::{
     Config, DEFAULT_BUCKET_SIZE, DEFAULT_FPR, DEFAULT_GROWTH_FACTOR, DEFAULT_MAX_KICKS,
     DEFAULT_SEED, DEFAULT_TIGHTENING, MAX_GROWTH_FACTOR, MAX_KICKS_LIMIT,

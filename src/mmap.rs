@@ -2,16 +2,17 @@
 //! only place that maps files (and one of the crate's two places with `unsafe`).
 #![allow(unsafe_code)]
 
+use crate::checks::{Checks, Health};
 use crate::error::{Error, Result};
 use crate::format::{self, FileMeta, HEADER_LEN, LevelMeta, decode};
 use crate::hash::KeyHash;
-use crate::table::TableBuf;
-use crate::view::FilterRef;
-use memmap2::Mmap;
+use crate::table::{Codec, TableBuf, with_codec};
+use crate::view::{FilterRef, locate};
+use memmap2::{Mmap, MmapOptions};
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::Arc;
 
 /// A filter file mapped with `mmap` and queried in place: opening does not read or copy the
 /// buckets, and lookups run the same kernel as an in-memory [`CuckooFilter`](crate::CuckooFilter).
@@ -53,17 +54,20 @@ use std::sync::OnceLock;
 pub struct MappedFilter {
     bytes: Bytes,
     meta: FileMeta,
-    /// Whether FORMAT.md §7 step 7 passed; set once, by `verify` or by the first lookup.
-    verified: OnceLock<bool>,
+    /// Which chunks have been checked, by `verify` or by the lookups that touched them.
+    checks: Checks,
 }
 
 /// Where a file's bytes are held.
 enum Bytes {
-    /// Mapped from the file ([`MappedFilter::open`]).
+    /// Mapped from the file ([`MappedFilter::open`]), or from a range of it
+    /// ([`MappedFilter::open_range`]).
     Mapped(Mmap),
     /// Read into a 64-byte-aligned heap buffer ([`MappedFilter::read`]): the first `len` bytes
     /// are the file, the rest pads it to whole cache lines.
     Read { buf: TableBuf, len: usize },
+    /// Shared with the caller ([`MappedFilter::from_shared`]): a block cache's buffer, say.
+    Shared(Arc<[u8]>),
 }
 
 impl Bytes {
@@ -72,6 +76,7 @@ impl Bytes {
         match self {
             Bytes::Mapped(map) => map,
             Bytes::Read { buf, len } => &buf.bytes()[..*len],
+            Bytes::Shared(bytes) => bytes,
         }
     }
 }
@@ -80,6 +85,29 @@ impl Bytes {
 /// device, a pipe) is refused with an `Io` error of kind `IsADirectory` or `InvalidInput`.
 fn open_regular(path: &Path) -> Result<(File, u64)> {
     let file = File::open(path)?;
+    let len = regular_len(&file)?;
+    Ok((file, len))
+}
+
+/// Reads exactly `buf.len()` bytes of `file` from byte `offset` (without moving its cursor,
+/// where the platform allows).
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::Seek;
+        let mut f = file;
+        f.seek(io::SeekFrom::Start(offset))?;
+        f.read_exact(buf)
+    }
+}
+
+/// The length of `file`, a regular file; anything else (a directory, a device, a pipe) is
+/// refused with an `Io` error of kind `IsADirectory` or `InvalidInput`.
+fn regular_len(file: &File) -> Result<u64> {
     let meta = file.metadata()?;
     if meta.is_dir() {
         return Err(io::Error::new(
@@ -95,7 +123,7 @@ fn open_regular(path: &Path) -> Result<(File, u64)> {
         )
         .into());
     }
-    Ok((file, meta.len()))
+    Ok(meta.len())
 }
 
 /// Fills `buf` from `file` as far as the file goes (retrying a read a signal interrupted);
@@ -157,19 +185,29 @@ impl MappedFilter {
         Ok(m)
     }
 
-    /// Maps `path` and checks only the header and level table (FORMAT.md §7 steps 1–6): constant
-    /// time, whatever the file's size. The checksums of the buckets are checked by
-    /// [`verify`](Self::verify) or, at the latest, by the first lookup; until they have passed,
-    /// nothing is answered from the buckets, and if they fail every lookup answers "maybe
-    /// present" (never a false negative from damaged bytes).
+    /// Maps `path` and checks only the header, the level table and the checksum table
+    /// (FORMAT.md §7 steps 1–7): microseconds, whatever the file's size. The buckets are
+    /// checked chunk by chunk as lookups touch them: a lookup whose buckets lie in chunks not
+    /// yet checked first checks those chunks (64 KiB each), so the first lookup in a file of
+    /// any size costs microseconds and no answer ever comes from bytes whose checksum has not
+    /// matched. A lookup that touches a damaged chunk answers "maybe present" (never a false
+    /// negative); the damage is kept, counted in [`health`](Self::health) and returned by
+    /// [`verify`](Self::verify), which checks everything (while other threads keep
+    /// answering).
+    ///
+    /// A version-1 file has one checksum per level: its first lookup checks a whole level.
     ///
     /// ```
     /// # use cuckoo_sst::{CuckooFilter, MappedFilter};
     /// # let dir = tempfile::tempdir()?;
     /// # let path = dir.path().join("f");
-    /// # CuckooFilter::with_capacity(10).save(&path)?;
+    /// # let mut f = CuckooFilter::with_capacity(10);
+    /// # f.insert(b"a")?;
+    /// # f.save(&path)?;
     /// let m = MappedFilter::open_unverified(&path)?;
     /// assert!(!m.is_verified());
+    /// assert!(m.contains(b"a")); // checks the chunk(s) this lookup reads
+    /// assert_eq!(m.health().verified, 1);
     /// m.verify()?;
     /// assert!(m.is_verified());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -191,6 +229,123 @@ impl MappedFilter {
         // length, validated by the decoder before use.
         let map = unsafe { Mmap::map(&file)? };
         MappedFilter::parsed(Bytes::Mapped(map))
+    }
+
+    /// Maps the filter block of `len` bytes at byte `offset` of `file` — a filter inside an
+    /// SSTable, say — and checks all of it, as [`open`](Self::open) does. `offset` may be any
+    /// value (the block need not be aligned; lookups read unaligned bytes alike). The file's
+    /// other bytes are neither read nor checked.
+    ///
+    /// ```
+    /// use cuckoo_sst::{CuckooFilter, MappedFilter};
+    /// use std::io::Write;
+    /// let mut f = CuckooFilter::with_capacity(1000);
+    /// f.insert(b"key")?;
+    /// let block = f.to_bytes();
+    /// let mut table = tempfile::tempfile()?;
+    /// table.write_all(b"...data blocks...")?; // 17 bytes
+    /// table.write_all(&block)?;
+    /// table.write_all(b"footer")?;
+    /// let m = MappedFilter::open_range(&table, 17, block.len() as u64)?;
+    /// assert!(m.contains(b"key"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open_range(file: &File, offset: u64, len: u64) -> Result<MappedFilter> {
+        let m = MappedFilter::open_range_unverified(file, offset, len)?;
+        m.verify()?;
+        Ok(m)
+    }
+
+    /// [`open_range`](Self::open_range), checking only the header, level table and checksum
+    /// table; the buckets are checked as lookups touch them, as with
+    /// [`open_unverified`](Self::open_unverified). A range that reaches past the end of the
+    /// file is refused (`Io`, kind `UnexpectedEof`) rather than mapped.
+    ///
+    /// ```
+    /// use cuckoo_sst::{CuckooFilter, MappedFilter};
+    /// use std::io::Write;
+    /// let block = CuckooFilter::with_capacity(10).to_bytes();
+    /// let mut table = tempfile::tempfile()?;
+    /// table.write_all(&[0; 3])?;
+    /// table.write_all(&block)?;
+    /// let m = MappedFilter::open_range_unverified(&table, 3, block.len() as u64)?;
+    /// assert!(!m.contains(b"absent"));
+    /// assert!(MappedFilter::open_range_unverified(&table, 4, block.len() as u64).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open_range_unverified(file: &File, offset: u64, len: u64) -> Result<MappedFilter> {
+        let size = regular_len(file)?;
+        let end = offset.checked_add(len);
+        if end.is_none_or(|end| end > size) {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "the filter block at {offset}..{} lies past the end of the file ({size} \
+                     bytes)",
+                    offset as u128 + len as u128
+                ),
+            )
+            .into());
+        }
+        if len < HEADER_LEN as u64 {
+            let mut head = [0u8; HEADER_LEN];
+            let head = &mut head[..len as usize];
+            read_exact_at(file, head, offset)?;
+            return Err(short_file(head, len));
+        }
+        let map_len = usize::try_from(len).map_err(|_| Error::OutOfMemory { bytes: len })?;
+        // SAFETY: as in `open_unverified`: the crate never writes into a filter file, and the
+        // contract for other writers is documented on the type. The range lies inside the file
+        // (checked above), so no page of the mapping is past its end; memmap2 aligns the
+        // mapping's start to a page and hands out exactly the `len` bytes from `offset`.
+        let map = unsafe { MmapOptions::new().offset(offset).len(map_len).map(file)? };
+        MappedFilter::parsed(Bytes::Mapped(map))
+    }
+
+    /// A filter over bytes the caller shares — a block cache's copy of a filter block — with
+    /// the header, level table and checksum table checked now and the buckets as lookups
+    /// touch them (as with [`open_unverified`](Self::open_unverified)). The bytes may start at
+    /// any address.
+    ///
+    /// ```
+    /// use cuckoo_sst::{CuckooFilter, MappedFilter};
+    /// use std::sync::Arc;
+    /// let mut f = CuckooFilter::with_capacity(100);
+    /// f.insert(b"k")?;
+    /// let cached: Arc<[u8]> = f.to_bytes().into();
+    /// let m = MappedFilter::from_shared(cached.clone())?;
+    /// assert!(m.contains(b"k"));
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn from_shared(bytes: Arc<[u8]>) -> Result<MappedFilter> {
+        MappedFilter::parsed(Bytes::Shared(bytes))
+    }
+
+    /// A filter over shared bytes **that the caller has already verified** — with its own block
+    /// checksum, say: only the header and the level table are checked (FORMAT.md §7 steps
+    /// 1–6), and lookups read every bucket without checking a checksum first.
+    ///
+    /// Bytes damaged since the caller checked them give wrong answers, false negatives
+    /// included: use [`from_shared`](Self::from_shared) unless the bytes really were checked.
+    /// (Memory safety does not depend on it: any bytes are read safely.)
+    /// [`verify`](Self::verify) still checks everything on request.
+    ///
+    /// ```
+    /// use cuckoo_sst::{CuckooFilter, MappedFilter};
+    /// let mut f = CuckooFilter::with_capacity(100);
+    /// f.insert(b"k")?;
+    /// let m = MappedFilter::from_shared_assume_verified(f.to_bytes().into())?;
+    /// assert!(m.contains(b"k") && !m.is_verified());
+    /// m.verify()?;
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn from_shared_assume_verified(bytes: Arc<[u8]>) -> Result<MappedFilter> {
+        let meta = decode::parse_trusting_regions(&bytes)?;
+        Ok(MappedFilter {
+            checks: Checks::trusted(&meta),
+            bytes: Bytes::Shared(bytes),
+            meta,
+        })
     }
 
     /// Reads `path` into memory — a 64-byte-aligned heap buffer, no mapping — and checks all of
@@ -256,18 +411,20 @@ impl MappedFilter {
         Ok(m)
     }
 
-    /// Steps 1–6 of FORMAT.md §7 on `bytes`; the regions are not verified yet.
+    /// Steps 1–7 of FORMAT.md §7 on `bytes`; the buckets are not checked yet.
     fn parsed(bytes: Bytes) -> Result<MappedFilter> {
         let meta = decode::parse(bytes.as_slice())?;
         Ok(MappedFilter {
+            checks: Checks::new(&meta),
             bytes,
             meta,
-            verified: OnceLock::new(),
         })
     }
 
-    /// Checks every bucket region (checksum, zero padding, item count); `Ok` once they pass.
-    /// Lookups do this on first use if it has not been done.
+    /// Checks every bucket chunk not checked yet, then the contents of every level (zero
+    /// padding, well-formed buckets, item counts: FORMAT.md §7 step 8); `Ok` once all pass.
+    /// Lookups on other threads go on meanwhile. The error names the first damage: for a
+    /// damaged chunk, its level, index and byte range (`Error::ChecksumMismatch`).
     ///
     /// ```
     /// # use cuckoo_sst::{CuckooFilter, MappedFilter};
@@ -278,16 +435,11 @@ impl MappedFilter {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn verify(&self) -> Result<()> {
-        if self.verified.get() == Some(&true) {
-            return Ok(());
-        }
-        let result = decode::verify_regions(self.bytes.as_slice(), &self.meta);
-        // A racing lookup may have set it already; the check is deterministic, so it agrees.
-        let _ = self.verified.set(result.is_ok());
-        result
+        self.checks.verify(self.bytes.as_slice(), &self.meta)
     }
 
-    /// Whether the bucket regions have been checked and passed.
+    /// Whether [`verify`](Self::verify) has passed (as it has for a file [`open`](Self::open)ed
+    /// or [`read`](Self::read)).
     ///
     /// ```
     /// # use cuckoo_sst::{CuckooFilter, MappedFilter};
@@ -298,19 +450,79 @@ impl MappedFilter {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn is_verified(&self) -> bool {
-        self.verified.get() == Some(&true)
+        self.checks.verified()
     }
 
-    /// True once the regions are verified (verifying them now if nobody has).
+    /// What is known of the file's chunks so far: how many there are, how many have been
+    /// checked and found whole, how many damaged. Cheap (a few atomic loads): an engine can
+    /// poll it, or log it when a lookup path sees "maybe" more often than expected.
+    ///
+    /// ```
+    /// # use cuckoo_sst::{CuckooFilter, MappedFilter};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("f");
+    /// # CuckooFilter::with_capacity(10).save(&path)?;
+    /// let mut bytes = std::fs::read(&path)?;
+    /// let last = bytes.len() - 1;
+    /// bytes[last] ^= 1; // damage the buckets (the region's last byte)
+    /// std::fs::write(&path, &bytes)?;
+    /// let m = MappedFilter::open_unverified(&path)?;
+    /// assert!(m.verify().is_err());
+    /// assert_eq!((m.health().chunks, m.health().damaged), (1, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn health(&self) -> Health {
+        self.checks.health()
+    }
+
+    /// The first damage lookups or [`verify`](Self::verify) have found, if any.
+    ///
+    /// ```
+    /// # use cuckoo_sst::{CuckooFilter, MappedFilter};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("f");
+    /// # CuckooFilter::with_capacity(10).save(&path)?;
+    /// assert!(MappedFilter::open(&path)?.damage().is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn damage(&self) -> Option<Error> {
+        self.checks.damage()
+    }
+
+    /// Whether every chunk of level `k` is whole, checking those not checked yet.
+    fn level_whole(&self, k: usize) -> bool {
+        let Some(level) = self.meta.levels.get(k) else {
+            return false;
+        };
+        !self.checks.rejected()
+            && (0..self.meta.chunks_of(level)).all(|j| self.chunk_whole(k, level, j))
+    }
+
+    /// Whether chunk `j` of level `k` is whole, checking it the first time.
     #[inline]
-    fn checked(&self) -> bool {
-        *self
-            .verified
-            .get_or_init(|| decode::verify_regions(self.bytes.as_slice(), &self.meta).is_ok())
+    fn chunk_whole(&self, k: usize, level: &LevelMeta, j: usize) -> bool {
+        self.checks.ensure(level.first_chunk + j, || {
+            decode::check_chunk(self.bytes.as_slice(), &self.meta, k, j)
+        })
     }
 
-    /// The view of level `k` (0 is the oldest), or `None` when `k` is out of range or the file
-    /// failed verification.
+    /// Whether the chunks that a lookup of `h` reads in level `k` are whole, checking them the
+    /// first time: the chunks holding the first and the last byte of each candidate bucket's
+    /// loads (a bucket's loads span at most two lines, and a chunk is whole lines).
+    fn touched_whole(&self, k: usize, level: &LevelMeta, h: KeyHash) -> bool {
+        let s = locate(&level.geo, self.meta.seed, h);
+        let last = level.geo.table_bytes() - 1;
+        let spans =
+            with_codec!(level.geo.layout(), c => [c.prefetch_at(s.i1), c.prefetch_at(s.i2)]);
+        spans.into_iter().flatten().all(|at| {
+            let j = self.meta.chunk_at(at.min(last));
+            self.chunk_whole(k, level, j)
+        })
+    }
+
+    /// The view of level `k` (0 is the oldest), or `None` when `k` is out of range, one of
+    /// the level's chunks is damaged or the file was rejected. The level's chunks not checked
+    /// yet are checked first (a view reads any bucket).
     ///
     /// ```
     /// # use cuckoo_sst::{CuckooFilter, MappedFilter};
@@ -323,15 +535,31 @@ impl MappedFilter {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn level(&self, k: usize) -> Option<FilterRef<'_>> {
-        if !self.checked() {
+        if !self.checks.all_good() && !self.level_whole(k) {
             return None;
         }
         Some(self.view(self.meta.levels.get(k)?))
     }
 
-    /// Every level's view, newest (largest) first. Only for a file that passed verification.
+    /// Every level's view, newest (largest) first. Only for a file whose chunks are all whole.
     fn views(&self) -> impl Iterator<Item = FilterRef<'_>> {
         self.meta.levels.iter().rev().map(|level| self.view(level))
+    }
+
+    /// [`contains_hash`](Self::contains_hash) while some chunks are unchecked or damaged: level
+    /// by level, newest first, the chunks the lookup reads are checked first; a damaged one
+    /// answers "maybe present".
+    #[cold]
+    fn contains_hash_checking(&self, h: KeyHash) -> bool {
+        if self.checks.rejected() {
+            return true;
+        }
+        self.meta
+            .levels
+            .iter()
+            .enumerate()
+            .rev()
+            .any(|(k, level)| !self.touched_whole(k, level, h) || self.view(level).contains_hash(h))
     }
 
     /// The view of `level` (one of this file's, checked by the decoder to lie in the map).
@@ -376,8 +604,8 @@ impl MappedFilter {
     /// ```
     #[inline]
     pub fn contains_hash(&self, h: KeyHash) -> bool {
-        if !self.checked() {
-            return true; // damaged file: maybe present, never a false negative
+        if !self.checks.all_good() {
+            return self.contains_hash_checking(h);
         }
         if let [level] = self.meta.levels.as_slice() {
             return self.view(level).contains_hash(h);
@@ -415,9 +643,13 @@ impl MappedFilter {
             out.len(),
             "contains_batch: one output per hash"
         );
-        if let Some(views) = self.batch_views(out) {
-            crate::view::contains_batch_any(&views, hashes, out);
+        if !self.checks.all_good() {
+            for (o, &h) in out.iter_mut().zip(hashes) {
+                *o = self.contains_hash_checking(h);
+            }
+            return;
         }
+        crate::view::contains_batch_any(&self.views().collect::<Vec<_>>(), hashes, out);
     }
 
     /// [`contains`](Self::contains) for many keys, hashed as their lookups start (see
@@ -445,23 +677,17 @@ impl MappedFilter {
             out.len(),
             "contains_batch_keys: one output per key"
         );
-        if let Some(views) = self.batch_views(out) {
-            crate::view::contains_batch_keys_any(&views, keys, out);
+        if !self.checks.all_good() {
+            for (o, k) in out.iter_mut().zip(keys) {
+                *o = self.contains_hash_checking(KeyHash::of(k.as_ref()));
+            }
+            return;
         }
+        crate::view::contains_batch_keys_any(&self.views().collect::<Vec<_>>(), keys, out);
     }
 
-    /// The views a batch probes, newest first; `None`, with every answer "maybe present", for
-    /// a file that failed verification (never a false negative).
-    fn batch_views(&self, out: &mut [bool]) -> Option<Vec<FilterRef<'_>>> {
-        if !self.checked() {
-            out.fill(true);
-            return None;
-        }
-        Some(self.views().collect())
-    }
-
-    /// Copies of `key`'s fingerprint across all levels. A file that failed verification
-    /// counts 1 for every key ("maybe present").
+    /// Copies of `key`'s fingerprint across all levels. A level whose buckets for the key are
+    /// damaged counts 1 ("maybe present"), as does every key of a rejected file.
     ///
     /// ```
     /// # use cuckoo_sst::{CuckooFilter, MappedFilter};
@@ -488,10 +714,19 @@ impl MappedFilter {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn count_hash(&self, h: KeyHash) -> usize {
-        if !self.checked() {
+        if self.checks.all_good() {
+            return self.views().map(|v| v.count_hash(h)).sum();
+        }
+        if self.checks.rejected() {
             return 1;
         }
-        self.views().map(|v| v.count_hash(h)).sum()
+        let levels = self.meta.levels.iter().enumerate();
+        levels
+            .map(|(k, level)| match self.touched_whole(k, level, h) {
+                true => self.view(level).count_hash(h),
+                false => 1,
+            })
+            .sum()
     }
 
     /// Items in the filter (all levels), from the header.
@@ -606,11 +841,13 @@ impl std::fmt::Debug for MappedFilter {
                 &match self.bytes {
                     Bytes::Mapped(_) => "mapped",
                     Bytes::Read { .. } => "read",
+                    Bytes::Shared(_) => "shared",
                 },
             )
             .field("levels", &self.meta.levels.len())
             .field("len", &self.meta.item_count)
-            .field("verified", &self.verified.get())
+            .field("verified", &self.checks.verified())
+            .field("health", &self.checks.health())
             .finish()
     }
 }

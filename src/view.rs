@@ -113,6 +113,36 @@ impl<'a> FilterRef<'a> {
         ))
     }
 
+    /// A view over the bytes of a single-filter file **that the caller has already verified**
+    /// — a block whose own checksum its SSTable reader checked when it loaded it: only the
+    /// header and the level table are checked (FORMAT.md §7 steps 1–6, microseconds), not the
+    /// checksums of the buckets.
+    ///
+    /// Bytes damaged since the caller checked them give wrong answers, false negatives
+    /// included: use [`from_bytes`](Self::from_bytes) (which checks every byte) or
+    /// [`MappedFilter::from_shared`](crate::MappedFilter::from_shared) (which checks chunks
+    /// as lookups touch them) unless the bytes really were checked. Memory safety does not
+    /// depend on it: any bytes are read safely.
+    ///
+    /// ```
+    /// use cuckoo_sst::{CuckooFilter, FilterRef};
+    /// let mut f = CuckooFilter::with_capacity(100);
+    /// f.insert(b"k")?;
+    /// let block = f.to_bytes(); // its integrity checked by the caller's own block checksum
+    /// assert!(FilterRef::from_bytes_assume_verified(&block)?.contains(b"k"));
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn from_bytes_assume_verified(bytes: &'a [u8]) -> Result<FilterRef<'a>> {
+        let meta = decode::parse_trusting_regions(bytes)?;
+        let level = decode::single_level(&meta)?;
+        Ok(FilterRef::new(
+            level.geo,
+            meta.seed,
+            level.len,
+            &bytes[level.region()],
+        ))
+    }
+
     /// Whether `key` may be in the filter: `false` means certainly absent.
     ///
     /// ```

@@ -147,7 +147,10 @@ fn the_model_places_keys_where_the_library_does() {
                 }
                 assert!(matches!(filter.insert(&k), Err(Error::Full)));
                 let bytes = filter.to_bytes();
-                let region = &bytes[128 + 64..];
+                // Level 0's region_offset (FORMAT.md §5): after the level table and, from
+                // version 2 on, the checksum table.
+                let offset = u64::from_le_bytes(bytes[128..136].try_into().unwrap()) as usize;
+                let region = &bytes[offset..];
                 let slot = |bucket: u64, s: usize| -> u32 {
                     let bit = (bucket as usize * b + s) * f as usize;
                     let mut v = 0u64;

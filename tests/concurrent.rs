@@ -1,8 +1,8 @@
 //! Concurrent readers: eight threads query one `MappedFilter`, opened unverified so that their
 //! first lookups race with its verification, and one `FilterRef`, while another thread calls
 //! `verify()` over and over. Every answer equals a single-threaded reference's, for present and
-//! absent keys, through every lookup method; nothing panics. A damaged file answers "maybe"
-//! to every thread and fails every `verify()`.
+//! absent keys, through every lookup method; nothing panics. A file with a damaged chunk answers
+//! "maybe" to every lookup that touches it, in every thread, and fails every `verify()`.
 
 use cuckoo_sst::{Config, CuckooFilter, FilterRef, KeyHash, MappedFilter, ScalableCuckooFilter};
 use std::path::Path;
@@ -141,6 +141,11 @@ fn race(
 }
 
 fn files(dir: &Path) -> (std::path::PathBuf, Vec<u8>) {
+    let (path, single, _) = files_and_chain(dir);
+    (path, single)
+}
+
+fn files_and_chain(dir: &Path) -> (std::path::PathBuf, Vec<u8>, ScalableCuckooFilter) {
     let mut chain = ScalableCuckooFilter::new(Config::new(500).seed(4)).unwrap();
     let mut single = CuckooFilter::new(Config::new(KEYS as usize).seed(5)).unwrap();
     for i in 0..KEYS {
@@ -150,7 +155,7 @@ fn files(dir: &Path) -> (std::path::PathBuf, Vec<u8>) {
     assert!(chain.levels() >= 3);
     let path = dir.join("chain.filter");
     chain.save(&path).unwrap();
-    (path, single.to_bytes())
+    (path, single.to_bytes(), chain)
 }
 
 #[test]
@@ -178,12 +183,16 @@ fn readers_racing_verification_answer_as_one_thread_does() {
     }
 }
 
-/// A region damaged on disk: every thread gets "maybe present" for every key, and every
-/// `verify()` fails, however the first lookups and the verifier interleave.
+/// A region damaged on disk: the newest level's one chunk (its region is under 64 KiB), which
+/// every lookup reads. Every thread gets "maybe present" for every key; a count is 1 for the
+/// damaged level plus the copies in the others; the damaged level has no view, the others do;
+/// and every `verify()` fails, however the first lookups and the verifier interleave.
 #[test]
 fn readers_of_a_damaged_file_answer_maybe_in_every_thread() {
     let dir = tempfile::tempdir().unwrap();
-    let (path, single) = files(dir.path());
+    let (path, single, chain) = files_and_chain(dir.path());
+    let newest = chain.levels() - 1;
+    assert!(chain.level(newest).unwrap().capacity() * 4 < 1 << 16);
     let mut bytes = std::fs::read(&path).unwrap();
     let last = bytes.len() - 100;
     bytes[last] ^= 0x40;
@@ -191,15 +200,23 @@ fn readers_of_a_damaged_file_answer_maybe_in_every_thread() {
     let view = FilterRef::from_bytes(&single).unwrap();
     let want_view = ask_ref(&view, 0);
     let n = 2 * KEYS as usize;
+    let older = |i: u64| -> usize {
+        (0..newest)
+            .map(|k| chain.level(k).unwrap().count(&key(i)))
+            .sum()
+    };
     let want_mapped = Answers {
         contains: vec![true; n],
-        count: vec![1; n],
+        count: (0..n as u64).map(|i| 1 + older(i)).collect(),
     };
+    assert!(want_mapped.count[..KEYS as usize].iter().any(|&c| c > 1));
     for round in 0..ROUNDS / 3 {
         let mapped = MappedFilter::open_unverified(&path).unwrap();
         let (_, ok) = race(&mapped, &view, &want_mapped, &want_view);
         assert_eq!(ok, 0, "round {round}: a damaged file verified");
         assert!(!mapped.is_verified());
-        assert!(mapped.level(0).is_none());
+        assert!(mapped.level(newest).is_none());
+        assert!(mapped.level(0).is_some());
+        assert_eq!(mapped.health().damaged, 1);
     }
 }

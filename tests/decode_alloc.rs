@@ -160,10 +160,13 @@ fn tiny_levels(levels: u32) -> Vec<u8> {
     .unwrap()
     .to_bytes();
     let l = levels as usize;
-    let regions = 128 + 64 * l;
+    // FORMAT.md §1: the level table, a checksum table of one entry per level (padded to a
+    // cache line), then the regions.
+    let regions = 128 + 64 * l + (4 * l).next_multiple_of(64);
     let mut b = vec![0u8; regions + 64 * l];
     b[..128].copy_from_slice(&template[..128]);
     common::put_u32(&mut b, 24, levels);
+    common::put_u64(&mut b, 104, levels as u64); // chunk_count
     let len = b.len() as u64;
     common::put_u64(&mut b, 16, len);
     common::put_u64(&mut b, 88, 0); // item_count
@@ -212,6 +215,7 @@ fn lying(base: &[u8]) -> Vec<(String, Vec<u8>)> {
         put(format!("file_len {v}"), 16, v, 8);
         put(format!("item_count {v}"), 88, v, 8);
         put(format!("level_count {v}"), 24, v, 4);
+        put(format!("chunk_count {v}"), 104, v, 8);
         let levels = u32::from_le_bytes(base[24..28].try_into().unwrap()) as usize;
         for k in 0..levels {
             let d = 128 + 64 * k;
@@ -229,7 +233,11 @@ fn lying(base: &[u8]) -> Vec<(String, Vec<u8>)> {
     let region = (m * bucket * width / 8 + 16).next_multiple_of(64);
     common::put_u64(&mut b, 128 + 16, m);
     common::put_u64(&mut b, 128 + 8, region);
-    common::put_u64(&mut b, 16, 128 + 64 + region);
+    common::put_u64(
+        &mut b,
+        16,
+        (common::first_region(base) + region as usize) as u64,
+    );
     common::resign(&mut b);
     out.push(("a consistent 2^32-bucket level".into(), b));
     out

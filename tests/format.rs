@@ -48,6 +48,13 @@ fn assert_rejected(bytes: &[u8], what: &str) {
         // Damaged buckets are never used to say "absent".
         assert!(m.contains(b"anything at all") && m.count(b"x") == 1 && m.level(0).is_none());
     }
+    if let Ok(m) = MappedFilter::from_shared(bytes.into()) {
+        assert!(
+            m.verify().is_err(),
+            "verify of shared bytes accepted {what}"
+        );
+        assert!(m.contains(b"anything at all") && m.level(0).is_none());
+    }
 }
 
 #[test]
@@ -193,12 +200,12 @@ fn specific_errors_for_specific_damage() {
         Err(Error::BadMagic { .. })
     ));
     let mut future = good.clone();
-    future[8] = 2;
+    future[8] = 3;
     match FilterRef::from_bytes(&future) {
         Err(
             e @ Error::UnsupportedVersion {
-                found: 2,
-                supported: 1,
+                found: 3,
+                supported: 2,
             },
         ) => {
             assert!(e.to_string().contains("newer"))
@@ -255,10 +262,13 @@ fn unverified_open_defers_the_region_checks() {
     let m = MappedFilter::open_unverified(&path).unwrap();
     assert!(!m.is_verified());
     assert_eq!(m.len(), 900);
-    // The first lookup verifies.
+    assert_eq!((m.health().chunks, m.health().verified), (1, 0));
+    // The first lookup checks the chunk it reads (the file's only one); verify() the rest.
     assert!(m.contains(&key(3)));
-    assert!(m.is_verified());
+    assert_eq!(m.health().verified, 1);
+    assert!(!m.is_verified());
     m.verify().unwrap();
+    assert!(m.is_verified());
 
     // Damage the buckets: the header still opens, verify fails, lookups say "maybe".
     let mut bytes = f.to_bytes();
@@ -276,20 +286,23 @@ fn unverified_open_defers_the_region_checks() {
 
 #[test]
 fn multi_level_bytes_are_refused_by_single_filter_readers() {
-    // A chain file is built by hand from a single filter's levels (FORMAT.md §1).
+    // A chain file is built by hand from a single filter's levels (FORMAT.md §1): header, two
+    // descriptors, a checksum table of two entries (one cache line), two regions.
     let f = filled(Config::new(40).seed(1), 30);
     let one = f.to_bytes();
-    let region = &one[192..];
+    let region = &one[common::first_region(&one)..];
     let mut b = Vec::new();
     b.extend_from_slice(&one[..128]);
     for k in 0..2u64 {
         let mut d = one[128..192].to_vec();
-        put_u64(&mut d, 0, 256 + k * region.len() as u64);
+        put_u64(&mut d, 0, 128 + 128 + 64 + k * region.len() as u64);
         b.extend_from_slice(&d);
     }
+    b.extend_from_slice(&[0; 64]);
     b.extend_from_slice(region);
     b.extend_from_slice(region);
     put_u32(&mut b, 24, 2);
+    put_u64(&mut b, 104, 2); // chunk_count
     put_u32(&mut b, 28, 1); // chain flag
     let n = b.len() as u64;
     put_u64(&mut b, 16, n);
@@ -358,6 +371,43 @@ mod spec {
             })
             .collect();
         (u64_at(40), levels)
+    }
+
+    /// Every checksum of §6, computed from the text alone: the header's, the level table's,
+    /// the checksum table's, and each chunk's entry. The number of chunks checked.
+    pub fn verify(file: &[u8]) -> Result<usize, String> {
+        let u32_at = |o: usize| u32::from_le_bytes(file[o..o + 4].try_into().unwrap());
+        let u64_at = |o: usize| u64::from_le_bytes(file[o..o + 8].try_into().unwrap());
+        let crc = crc32fast::hash;
+        if crc(&file[..124]) != u32_at(124) {
+            return Err("header".into());
+        }
+        let l = u32_at(24) as usize;
+        let table = 128 + 64 * l;
+        if crc(&file[128..table]) != u32_at(120) {
+            return Err("level table".into());
+        }
+        let (c, count) = (1usize << file[98], u64_at(104) as usize);
+        let table_len = (4 * count).div_ceil(64) * 64;
+        if crc(&file[table..table + table_len]) != u32_at(100) {
+            return Err("checksum table".into());
+        }
+        let mut entry = table;
+        for k in 0..l {
+            let d = 128 + 64 * k;
+            let (r, n) = (u64_at(d) as usize, u64_at(d + 8) as usize);
+            for j in 0..n.div_ceil(c) {
+                let start = r + j * c;
+                let mut covered = (start as u64).to_le_bytes().to_vec();
+                covered.extend_from_slice(&file[start..(start + c).min(r + n)]);
+                if crc(&covered) != u32_at(entry) {
+                    return Err(format!("level {k} chunk {j}"));
+                }
+                entry += 4;
+            }
+        }
+        assert_eq!(entry, table + 4 * count, "chunk_count");
+        Ok(count)
     }
 
     fn fmix64(mut x: u64) -> u64 {
@@ -456,6 +506,7 @@ fn a_reader_written_from_format_md_agrees() {
         (4, 10, Encoding::SemiSorted),
         (4, 32, Encoding::SemiSorted),
     ];
+    let mut chunked = false;
     for (b, bits, encoding) in layouts {
         let config = Config::new(20_000).bucket_size(b).fingerprint_bits(bits);
         let f = filled(config.encoding(encoding).seed(77), 19_000);
@@ -463,6 +514,19 @@ fn a_reader_written_from_format_md_agrees() {
         let (seed, levels) = spec::levels(&bytes);
         assert_eq!(seed, 77);
         assert_eq!(levels.len(), 1);
+        let chunks = spec::verify(&bytes).unwrap();
+        assert_eq!(chunks, levels[0].region.len().div_ceil(1 << 16));
+        chunked |= chunks > 1;
+        // A flipped bit in the last chunk: the spec's checks find it where the crate does.
+        let mut damaged = bytes.clone();
+        let last = damaged.len() - 1;
+        damaged[last] ^= 1;
+        let found = spec::verify(&damaged).unwrap_err();
+        assert_eq!(found, format!("level 0 chunk {}", chunks - 1));
+        match FilterRef::from_bytes(&damaged) {
+            Err(Error::ChecksumMismatch { part, .. }) => assert!(part.starts_with(&found)),
+            other => panic!("{other:?}"),
+        }
         for i in 0..30_000 {
             let k = key(i);
             let want = f.contains(&k);
@@ -473,32 +537,59 @@ fn a_reader_written_from_format_md_agrees() {
             );
         }
     }
+    assert!(chunked, "some region spans several chunks");
 }
 
-/// `tests/data/golden-v1.cksst` pins the version-1 bytes: a filter of capacity 64, buckets of
-/// 4, 8-bit fingerprints, seed 42, holding the keys `key-0` … `key-49`. Any change to the hash,
-/// the layout or the header fails here; such a change needs a new version (FORMAT.md §9).
+/// `tests/data/golden-v2.cksst` pins the bytes the crate writes (version 2), and
+/// `tests/data/golden-v1.cksst` the version-1 bytes of the same filter, which the crate still
+/// reads: a filter of capacity 64, buckets of 4, 8-bit fingerprints, seed 42, holding the keys
+/// `key-0` … `key-49`. Any change to the hash, the layout or the header fails here; such a
+/// change needs a new version (FORMAT.md §9). Both files give the same answers through every
+/// reader.
 #[test]
 fn golden_file_pins_the_bytes_and_answers() {
-    let golden = include_bytes!("data/golden-v1.cksst");
+    let golden_v1: &[u8] = include_bytes!("data/golden-v1.cksst");
+    let golden_v2: &[u8] = include_bytes!("data/golden-v2.cksst");
     let mut f =
         CuckooFilter::new(Config::new(64).fingerprint_bits(8).bucket_size(4).seed(42)).unwrap();
     for i in 0..50 {
         f.insert(format!("key-{i}").as_bytes()).unwrap();
     }
-    assert_eq!(f.to_bytes(), golden.to_vec(), "the writer's bytes changed");
-    let view = FilterRef::from_bytes(golden).unwrap();
-    assert_eq!(view.len(), 50);
-    assert_eq!(view.num_buckets(), 24);
-    assert!((0..50).all(|i| view.contains(format!("key-{i}").as_bytes())));
-    // The absent keys among `other-0` … `other-999` that the golden filter reports present.
-    let false_positives: Vec<u32> = (0..1000)
-        .filter(|i| view.contains(format!("other-{i}").as_bytes()))
-        .collect();
+    assert_eq!(f.to_bytes(), golden_v2, "the writer's bytes changed");
     assert_eq!(
-        false_positives, GOLDEN_FALSE_POSITIVES,
-        "the reader's answers changed"
+        common::to_v1(golden_v2),
+        golden_v1,
+        "version 1 holds the same header fields and regions"
     );
+    let (_dir, path) = tmp();
+    for golden in [golden_v1, golden_v2] {
+        let view = FilterRef::from_bytes(golden).unwrap();
+        assert_eq!(view.len(), 50);
+        assert_eq!(view.num_buckets(), 24);
+        assert!((0..50).all(|i| view.contains(format!("key-{i}").as_bytes())));
+        // The absent keys among `other-0` … `other-999` that the golden filter reports present.
+        let false_positives: Vec<u32> = (0..1000)
+            .filter(|i| view.contains(format!("other-{i}").as_bytes()))
+            .collect();
+        assert_eq!(
+            false_positives, GOLDEN_FALSE_POSITIVES,
+            "the reader's answers changed"
+        );
+        assert_eq!(CuckooFilter::from_bytes(golden).unwrap(), f);
+        std::fs::write(&path, golden).unwrap();
+        let lazy = MappedFilter::open_unverified(&path).unwrap();
+        let answers: Vec<bool> = (0..1000)
+            .map(|i| lazy.contains(format!("other-{i}").as_bytes()))
+            .collect();
+        assert_eq!(
+            answers,
+            (0..1000)
+                .map(|i| view.contains(format!("other-{i}").as_bytes()))
+                .collect::<Vec<_>>()
+        );
+        assert!(lazy.health().is_whole());
+        lazy.verify().unwrap();
+    }
 }
 
 const GOLDEN_FALSE_POSITIVES: &[u32] = &[

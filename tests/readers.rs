@@ -198,11 +198,17 @@ fn chains_in_every_layout_answer_alike_on_every_reader() {
                     |h, o| l.contains_batch(h, o),
                 );
             }
-            // Verified on first use: the first call is a batch.
+            // Checked chunk by chunk as lookups touch them: the first call is a batch, whose
+            // keys touch every chunk of these small levels (one each).
             let lazy = MappedFilter::open_unverified(&path).unwrap();
             let mut out = vec![false; hashes.len()];
             lazy.contains_batch(&hashes, &mut out);
-            assert!(lazy.is_verified());
+            assert!(lazy.health().is_whole(), "{what}: {:?}", lazy.health());
+            assert_eq!(lazy.health().chunks, levels.len() as u64);
+            assert!(
+                !lazy.is_verified(),
+                "the contents are checked by verify() alone"
+            );
             let want: Vec<bool> = hashes.iter().map(|&h| f.contains_hash(h)).collect();
             assert_eq!(out, want, "{what}: unverified MappedFilter");
         }
@@ -411,9 +417,9 @@ fn a_mapped_file_reports_what_it_holds() {
     let bytes = c.to_bytes();
     let levels = c.levels();
     assert!(levels >= 3);
-    for mapped in [
-        MappedFilter::open(&path).unwrap(),
-        MappedFilter::open_unverified(&path).unwrap(),
+    for (mapped, verified) in [
+        (MappedFilter::open(&path).unwrap(), true),
+        (MappedFilter::open_unverified(&path).unwrap(), false),
     ] {
         assert_eq!((mapped.len(), mapped.is_empty()), (c.len(), false));
         assert_eq!(mapped.levels(), levels);
@@ -437,7 +443,11 @@ fn a_mapped_file_reports_what_it_holds() {
             assert_eq!(got.fingerprint_bits(), want.fingerprint_bits(), "level {k}");
         }
         assert!(mapped.level(levels).is_none());
-        assert!(mapped.is_verified());
+        assert_eq!(mapped.is_verified(), verified);
+        assert!(
+            mapped.health().is_whole(),
+            "every level handed out was checked"
+        );
         mapped.verify().unwrap();
         assert!(mapped.is_verified());
         let keys: Vec<[u8; 16]> = (CHAIN_KEYS - 300..CHAIN_KEYS + 300).map(key).collect();
@@ -461,8 +471,10 @@ fn a_mapped_file_reports_what_it_holds() {
         (0, true, 1)
     );
 
-    // A flipped byte in the last level's region: the header opens, the regions fail to verify,
-    // and every lookup answers "maybe present" (never a false negative); no level is handed out.
+    // A flipped byte in the last level's region, one chunk (under 64 KiB) that every lookup
+    // reads: the header opens, the damaged chunk fails to verify, and every lookup answers
+    // "maybe present" (never a false negative); that level is not handed out, the others are.
+    assert!(c.level(levels - 1).unwrap().capacity() * 4 < 1 << 16);
     let mut damaged = bytes.clone();
     let at = damaged.len() - 100;
     damaged[at] ^= 0x40;
@@ -470,7 +482,12 @@ fn a_mapped_file_reports_what_it_holds() {
     let mapped = MappedFilter::open_unverified(&path).unwrap();
     assert!(mapped.verify().is_err());
     assert!(!mapped.is_verified());
-    assert!(mapped.level(0).is_none());
+    assert!(mapped.level(levels - 1).is_none());
+    assert!(mapped.level(0).is_some());
+    assert_eq!(
+        (mapped.health().chunks, mapped.health().damaged),
+        (levels as u64, 1)
+    );
     let absent: Vec<KeyHash> = (0..100)
         .map(|i| KeyHash::of(&key(10 * CHAIN_KEYS + i)))
         .collect();

@@ -1,11 +1,13 @@
 //! Each validation check of FORMAT.md §7 has a case here that only it rejects: a file whose
 //! checksums are right (rewritten after the patch, see `common::resign`) but whose one field
 //! lies. Every case asserts the exact error — variant and field — on every reader, so deleting
-//! or weakening any one check fails a case. Values just inside each limit are accepted.
+//! or weakening any one check fails a case. Values just inside each limit are accepted. The
+//! cases run on files of both versions the crate reads (`common::to_v1` writes version 1),
+//! except those of fields only one version has.
 
 mod common;
 
-use common::{put_u32, put_u64, resign};
+use common::{first_region, put_u32, put_u64, resign, to_v1};
 use cuckoo_sst::{
     Config, CuckooFilter, Encoding, Error, FilterRef, MAX_KICKS_LIMIT, MappedFilter,
     ScalableCuckooFilter,
@@ -56,8 +58,10 @@ fn mapped_answer(bytes: &[u8]) -> String {
         Ok(m) => {
             let v = answer(m.verify());
             if v != "Ok" {
-                // Bytes that fail verification never say "absent".
+                // Bytes that fail verification never say "absent" (these small files are one
+                // chunk per level, so every lookup reads the damage) and hand out no level.
                 assert!(m.contains(b"any key") && m.level(0).is_none());
+                assert!(m.damage().is_some());
             }
             v
         }
@@ -91,8 +95,8 @@ fn check_cases(good: &[u8], read: fn(&[u8]) -> String, cases: &[(&str, Patch, &s
     }
 }
 
-/// Plain 16-bit buckets of 4: 128 bytes of header, one 64-byte descriptor at 128, the region
-/// from 192.
+/// Plain 16-bit buckets of 4: 128 bytes of header, one 64-byte descriptor at 128, a checksum
+/// table of one entry at 192, the region from 256 (192 in version 1).
 fn plain_file() -> Vec<u8> {
     let mut f = CuckooFilter::new(Config::new(40).fingerprint_bits(16).seed(1)).unwrap();
     for i in 0..30 {
@@ -104,19 +108,17 @@ fn plain_file() -> Vec<u8> {
 #[test]
 fn every_header_and_level_check_of_a_single_filter() {
     let good = plain_file();
-    let n = good.len() as u64;
     let cases: Vec<(&str, Patch, &str)> = vec![
         ("version 0", |b| put_u32(b, 8, 0), "Corrupt(version)"),
         (
-            "version 2",
-            |b| put_u32(b, 8, 2),
-            "UnsupportedVersion(2, 1)",
+            "version 3",
+            |b| put_u32(b, 8, 3),
+            "UnsupportedVersion(3, 2)",
         ),
         ("header_len", |b| put_u32(b, 12, 64), "Corrupt(header_len)"),
         ("hash scheme 0", |b| put_u32(b, 32, 0), "Corrupt(hash)"),
         ("hash scheme 2", |b| put_u32(b, 32, 2), "Corrupt(hash)"),
         ("reserved0", |b| b[79] = 1, "Corrupt(reserved)"),
-        ("first reserved byte", |b| b[98] = 1, "Corrupt(reserved)"),
         ("last reserved byte", |b| b[119] = 0x80, "Corrupt(reserved)"),
         ("unknown flag", |b| put_u32(b, 28, 2), "Corrupt(flags)"),
         ("top flag", |b| put_u32(b, 28, 1 << 31), "Corrupt(flags)"),
@@ -208,7 +210,7 @@ fn every_header_and_level_check_of_a_single_filter() {
         ),
         (
             "region_offset",
-            |b| put_u64(b, 128, 256),
+            |b| put_u64(b, 128, 320),
             "Corrupt(level 0 region_offset)",
         ),
         (
@@ -360,6 +362,45 @@ fn every_header_and_level_check_of_a_single_filter() {
             "Corrupt(level_count)",
         ),
         (
+            // Room for one cache line of buckets, where the level needs more.
+            "no room for the region",
+            |b| {
+                let end = first_region(b) + 64;
+                b.truncate(end);
+                put_u64(b, 16, end as u64);
+            },
+            "Corrupt(level 0 region_len)",
+        ),
+    ];
+    // The length errors carry the lengths: fill them in, for each version's length.
+    for good in [good.clone(), to_v1(&good)] {
+        let n = good.len() as u64;
+        let cases: Vec<(&str, Patch, String)> = cases
+            .iter()
+            .map(|&(what, p, want)| {
+                let want = match (what, want) {
+                    ("file_len too large", _) => format!("Truncated({}, {n})", n + 64),
+                    ("file_len too small", _) => format!("TrailingBytes({}, {n})", n - 64),
+                    ("file_len huge", _) => format!("Truncated({}, {n})", u64::MAX),
+                    (_, w) => w.to_string(),
+                };
+                (what, p, want)
+            })
+            .collect();
+        let cases: Vec<(&str, Patch, &str)> =
+            cases.iter().map(|(w, p, s)| (*w, *p, s.as_str())).collect();
+        check_cases(&good, single_answer, &cases);
+    }
+
+    // Where the versions differ.
+    let v1: Vec<(&str, Patch, &str)> = vec![
+        ("first reserved byte", |b| b[98] = 1, "Corrupt(reserved)"),
+        (
+            "a chunk_count in version 1",
+            |b| put_u64(b, 104, 1),
+            "Corrupt(reserved)",
+        ),
+        (
             // A file that ends with its level table: no level has room for even one cache
             // line of buckets, so the level count is refused before any level is read.
             "no room for any region",
@@ -369,32 +410,58 @@ fn every_header_and_level_check_of_a_single_filter() {
             },
             "Corrupt(level_count)",
         ),
+    ];
+    check_cases(&to_v1(&good), single_answer, &v1);
+    let v2: Vec<(&str, Patch, &str)> = vec![
+        ("chunk_shift 0", |b| b[98] = 0, "Corrupt(chunk_shift)"),
+        ("chunk_shift 11", |b| b[98] = 11, "Corrupt(chunk_shift)"),
+        ("chunk_shift 25", |b| b[98] = 25, "Corrupt(chunk_shift)"),
+        ("reserved1", |b| b[99] = 1, "Corrupt(reserved)"),
+        ("first reserved byte", |b| b[112] = 1, "Corrupt(reserved)"),
         (
-            // Room for one cache line of buckets, where the level needs more.
-            "no room for the region",
+            "chunk_count 0",
+            |b| put_u64(b, 104, 0),
+            "Corrupt(chunk_count)",
+        ),
+        (
+            // Room in the file for a second chunk, but the region has one.
+            "chunk_count 2",
+            |b| put_u64(b, 104, 2),
+            "Corrupt(chunk_count)",
+        ),
+        (
+            // The checksum table (four bytes, padded to 64) and a cache line of buckets per
+            // chunk do not fit in the file.
+            "chunk_count too many for the file",
+            |b| put_u64(b, 104, 64),
+            "Corrupt(chunk_count)",
+        ),
+        (
+            "chunk_count huge",
+            |b| put_u64(b, 104, u64::MAX),
+            "Corrupt(chunk_count)",
+        ),
+        (
+            "checksum table padding",
+            |b| b[255] = 1,
+            "Corrupt(checksum table)",
+        ),
+        (
+            "region_crc set in version 2",
+            |b| b[180] = 1,
+            "Corrupt(level 0 reserved)",
+        ),
+        (
+            // A file that ends with its checksum table: its one chunk has no room.
+            "no room for any region",
             |b| {
                 b.truncate(256);
                 put_u64(b, 16, 256);
             },
-            "Corrupt(level 0 region_len)",
+            "Corrupt(chunk_count)",
         ),
     ];
-    // The length errors carry the lengths: fill them in.
-    let cases: Vec<(&str, Patch, String)> = cases
-        .into_iter()
-        .map(|(what, p, want)| {
-            let want = match (what, want) {
-                ("file_len too large", _) => format!("Truncated({}, {n})", n + 64),
-                ("file_len too small", _) => format!("TrailingBytes({}, {n})", n - 64),
-                ("file_len huge", _) => format!("Truncated({}, {n})", u64::MAX),
-                (_, w) => w.to_string(),
-            };
-            (what, p, want)
-        })
-        .collect();
-    let cases: Vec<(&str, Patch, &str)> =
-        cases.iter().map(|(w, p, s)| (*w, *p, s.as_str())).collect();
-    check_cases(&good, single_answer, &cases);
+    check_cases(&good, single_answer, &v2);
 }
 
 #[test]
@@ -421,7 +488,24 @@ fn limits_are_inclusive_where_format_md_says_so() {
         }),
         ("seed", |b| put_u64(b, 40, 12345)),
     ];
-    for (what, patch) in accepted {
+    for (what, patch) in &accepted {
+        for version in [2, 1] {
+            let mut b = if version == 2 {
+                good.clone()
+            } else {
+                to_v1(&good)
+            };
+            patch(&mut b);
+            resign(&mut b);
+            assert_eq!(single_answer(&b), "Ok", "{what}, version {version}");
+        }
+    }
+    // Chunk sizes from 4 KiB to 16 MiB (this region is one chunk of any of them).
+    let chunk_sizes: Vec<(&str, Patch)> = vec![
+        ("chunk_shift 12", |b| b[98] = 12),
+        ("chunk_shift 24", |b| b[98] = 24),
+    ];
+    for (what, patch) in chunk_sizes {
         let mut b = good.clone();
         patch(&mut b);
         resign(&mut b);
@@ -432,22 +516,37 @@ fn limits_are_inclusive_where_format_md_says_so() {
 #[test]
 fn checksums_are_checked_where_they_cover() {
     let good = plain_file();
-    let cases: [(&str, usize, &str); 4] = [
+    let end = good.len();
+    let region = format!("Checksum(level 0 chunk 0 (bytes 256..{end}))");
+    let cases = [
         ("header", 40, "Checksum(header)"),
         ("header crc itself", 125, "Checksum(header)"),
         ("level table", 160, "Checksum(level table)"),
-        ("region", 200, "Checksum(level 0 buckets)"),
+        ("checksum table", 193, "Checksum(checksum table)"),
+        ("checksum table padding", 250, "Checksum(checksum table)"),
+        ("checksums_crc", 101, "Checksum(header)"),
+        ("region", 300, region.as_str()),
     ];
     for (what, at, want) in cases {
         let mut bad = good.clone();
         bad[at] ^= 0x04;
         assert_eq!(single_answer(&bad), want, "{what}");
     }
+    let v1 = to_v1(&good);
+    for (what, at, want) in [
+        ("header", 40, "Checksum(header)"),
+        ("level table", 160, "Checksum(level table)"),
+        ("region", 200, "Checksum(level 0 buckets)"),
+    ] {
+        let mut bad = v1.clone();
+        bad[at] ^= 0x04;
+        assert_eq!(single_answer(&bad), want, "version 1: {what}");
+    }
 }
 
 #[test]
 fn malformed_buckets_are_rejected() {
-    // Semi-sorted, 9-bit fingerprints: buckets of 12 + 4 × 5 = 32 bits from byte 192.
+    // Semi-sorted, 9-bit fingerprints: buckets of 12 + 4 × 5 = 32 bits from the region's start.
     let mut f = CuckooFilter::new(
         Config::new(40)
             .fingerprint_bits(9)
@@ -456,14 +555,12 @@ fn malformed_buckets_are_rejected() {
     )
     .unwrap();
     f.insert(b"k").unwrap();
-    let empty_bucket = (0..f.num_buckets() as u64)
-        .find(|&i| {
-            let g = f.to_bytes();
-            g[192 + 4 * i as usize..][..4] == [0; 4]
-        })
-        .unwrap() as usize;
     let good = f.to_bytes();
-    let at = 192 + 4 * empty_bucket;
+    let region = first_region(&good);
+    let empty_bucket = (0..f.num_buckets())
+        .find(|&i| good[region + 4 * i..][..4] == [0; 4])
+        .unwrap();
+    let at = region + 4 * empty_bucket;
     let mut bad_index = good.clone();
     // Index 3876: one past the last valid index (3875), no fingerprints.
     bad_index[at..at + 2].copy_from_slice(&3876u16.to_le_bytes());
@@ -497,7 +594,7 @@ fn malformed_buckets_are_rejected() {
     let good = f.to_bytes();
     let used_bits = m * 14;
     assert_ne!(used_bits % 8, 0, "the layout has a partial last byte");
-    let last = 192 + used_bits / 8;
+    let last = first_region(&good) + used_bits / 8;
     let mut spare = good.clone();
     spare[last] |= 1 << (used_bits % 8);
     resign(&mut spare);
@@ -601,9 +698,10 @@ fn every_chain_check() {
             "Corrupt(level_count)",
         ),
         (
+            // One more level than the checksum table has chunks for.
             "level_count 4",
             |b| put_u32(b, 24, 4),
-            "Corrupt(level 0 region_offset)",
+            "Corrupt(chunk_count)",
         ),
         ("item_count", |b| put_u64(b, 88, 99), "Corrupt(item_count)"),
         (
@@ -642,6 +740,19 @@ fn every_chain_check() {
         ),
     ];
     check_cases(&good, chain_answer, &cases);
+    // Version 1 has no checksum table: its level table ends where level 0's region starts.
+    let v1: Vec<(&str, Patch, &str)> = vec![(
+        "level_count 4",
+        |b| put_u32(b, 24, 4),
+        "Corrupt(level 0 region_offset)",
+    )];
+    let v1_cases: Vec<(&str, Patch, &str)> = cases
+        .iter()
+        .filter(|(what, _, _)| *what != "level_count 4")
+        .copied()
+        .chain(v1)
+        .collect();
+    check_cases(&to_v1(&good), chain_answer, &v1_cases);
     // Values at the limits are accepted.
     let accepted: Vec<(&str, Patch)> = vec![
         ("growth_factor 64", |b| put_u64(b, 56, 64f64.to_bits())),
@@ -706,11 +817,12 @@ fn a_completely_full_table_is_valid() {
             f.len()
         );
     }
-    let good = f.to_bytes();
-    assert_eq!(single_answer(&good), "Ok");
-    let mut over = good.clone();
-    put_u64(&mut over, 152, slots as u64 + 1);
-    put_u64(&mut over, 88, slots as u64 + 1);
-    resign(&mut over);
-    assert_eq!(single_answer(&over), "Corrupt(level 0 item_count)");
+    for good in [f.to_bytes(), to_v1(&f.to_bytes())] {
+        assert_eq!(single_answer(&good), "Ok");
+        let mut over = good.clone();
+        put_u64(&mut over, 152, slots as u64 + 1);
+        put_u64(&mut over, 88, slots as u64 + 1);
+        resign(&mut over);
+        assert_eq!(single_answer(&over), "Corrupt(level 0 item_count)");
+    }
 }

@@ -21,6 +21,9 @@ pub struct Header {
     pub item_count: u64,
     pub chain_bucket_size: u8,
     pub chain_encoding: u8,
+    /// Version 2: log2 of the chunk size, and the chunks (0 in version 1).
+    pub chunk_shift: u8,
+    pub chunk_count: u64,
     pub levels: Vec<Level>,
 }
 
@@ -63,7 +66,7 @@ pub const LEVEL_LEN: u64 = 64;
 
 /// The header's fields (FORMAT.md §4): name and byte range. The one list of their offsets:
 /// [`Header::read`] reads through it, and error messages name the bytes with it.
-pub const HEADER_FIELDS: [(&str, u64, u64); 17] = [
+pub const HEADER_FIELDS: [(&str, u64, u64); 20] = [
     ("magic", 0, 8),
     ("version", 8, 12),
     ("header_len", 12, 16),
@@ -81,6 +84,9 @@ pub const HEADER_FIELDS: [(&str, u64, u64); 17] = [
     ("item_count", 88, 96),
     ("chain_bucket_size", 96, 97),
     ("chain_encoding", 97, 98),
+    ("chunk_shift", 98, 99),
+    ("checksums_crc", 100, 104),
+    ("chunk_count", 104, 112),
 ];
 
 /// A level descriptor's fields (FORMAT.md §5), relative to the descriptor's start.
@@ -148,6 +154,8 @@ impl Header {
             item_count: r.u64(h("item_count"))?,
             chain_bucket_size: r.u8(h("chain_bucket_size"))?,
             chain_encoding: r.u8(h("chain_encoding"))?,
+            chunk_shift: r.u8(h("chunk_shift"))?,
+            chunk_count: r.u64(h("chunk_count"))?,
             levels,
         })
     }
@@ -156,12 +164,27 @@ impl Header {
         self.flags & 1 != 0
     }
 
-    /// The byte range of the header and of the level table, for naming damage.
+    /// The byte range of the level table, for naming damage.
     pub fn level_table_range(&self) -> (u64, u64) {
         (
             HEADER_LEN,
             HEADER_LEN + LEVEL_LEN * self.levels.len() as u64,
         )
+    }
+
+    /// The byte range of the checksum table (version 2; empty in version 1): from the end of
+    /// the level table to the first region.
+    pub fn checksum_table_range(&self) -> (u64, u64) {
+        let start = self.level_table_range().1;
+        (
+            start,
+            self.levels.first().map_or(start, |l| l.region_offset),
+        )
+    }
+
+    /// The chunk size in bytes (version 2), or `None` (version 1: a checksum per region).
+    pub fn chunk_bytes(&self) -> Option<u64> {
+        (self.version >= 2).then(|| 1u64 << self.chunk_shift.min(63))
     }
 }
 
@@ -234,7 +257,10 @@ mod tests {
         }
         let bytes = f.to_bytes();
         let h = Header::read(&bytes).unwrap();
-        assert_eq!(h.version, 1);
+        assert_eq!(h.version, 2);
+        assert_eq!((h.chunk_bytes(), h.chunk_count), (Some(64 << 10), 1));
+        let (a, b) = h.checksum_table_range();
+        assert_eq!((a, b - a), (192, 64));
         assert_eq!(h.file_len, bytes.len() as u64);
         assert!(!h.growable());
         assert_eq!((h.seed, h.item_count, h.hash), (42, 700, 1));

@@ -295,10 +295,18 @@ fn where_is(path: &Path, part: &str) -> String {
     if let Some(bytes) = header::field(&header::HEADER_FIELDS, part) {
         return range(bytes);
     }
+    if let Some((_, named)) = part.split_once(" (bytes ") {
+        // The decoder named them ("level 0 chunk 3 (bytes a..b)"): repeated at the end, where
+        // every message of this tool puts them.
+        return format!(" (bytes {named}");
+    }
     let head = read_head(path);
     let header = head.as_deref().and_then(Header::read);
     if part == "level table" {
         return header.map_or_else(String::new, |h| range(h.level_table_range()));
+    }
+    if part == "checksum table" {
+        return header.map_or_else(String::new, |h| range(h.checksum_table_range()));
     }
     // "level K buckets" or "level K <field>".
     let mut words = part.splitn(3, ' ');
@@ -498,6 +506,8 @@ fn info(a: InfoArgs) -> Outcome {
             "expected_fpr": expected,
             "bits_per_item": bits,
             "bucket_region_bytes": region_bytes,
+            "chunk_bytes": h.chunk_bytes(),
+            "chunks": h.chunk_bytes().map(|_| h.chunk_count),
             "chain": h.growable().then(|| json!({
                 "growth_factor": h.growth_factor,
                 "tightening": h.tightening,
@@ -583,7 +593,14 @@ fn info(a: InfoArgs) -> Outcome {
                 "{b:.2} (file), bucket regions {region_bytes} bytes"
             ))
         );
-        let _ = writeln!(s, "checksums     {checksums}");
+        let _ = writeln!(
+            s,
+            "checksums     {checksums}; {}",
+            match h.chunk_bytes() {
+                Some(c) => format!("{} chunks of {} KiB", h.chunk_count, c >> 10),
+                None => "one per level (version 1)".into(),
+            }
+        );
         let _ = writeln!(
             s,
             "{:>5}  {:<22} {:>12} {:>12} {:>12} {:>7} {:>12} {:>9}",

@@ -98,7 +98,7 @@ fn build_info_verify_query_on_a_million_keys() {
     let info = run(&["info", &file], b"");
     assert_eq!(info.code, 0, "{}", info.stderr);
     for field in [
-        "version 1",
+        "version 2",
         "single filter",
         "items         1000000",
         "checksums     ok",
@@ -150,10 +150,11 @@ fn a_damaged_copy_fails_verify_naming_the_damage() {
     let file = built(dir.path(), "f.cuckoo", 50_000, &[]);
     let whole = std::fs::read(&file).unwrap();
     for (at, names) in [
-        (whole.len() / 2, "level 0 buckets"),
+        (whole.len() / 2, "level 0 chunk"),
         (40, "header"),
         (3, "not a cuckoo-sst filter"),
         (130, "level table"),
+        (196, "checksum table"),
     ] {
         let mut bytes = whole.clone();
         bytes[at] ^= 0x10;
@@ -177,7 +178,7 @@ fn a_damaged_copy_fails_verify_naming_the_damage() {
         assert!((a..b).contains(&at), "{at} in {a}..{b}");
         // info shows what it can and exits 1; query refuses to answer from damaged bytes.
         let info = run(&["info", &damaged], b"");
-        if names == "level 0 buckets" {
+        if names == "level 0 chunk" {
             assert_eq!(info.code, 1);
             assert!(info.stdout.contains("DAMAGED"), "{}", info.stdout);
         } else {

@@ -1,5 +1,5 @@
-//! The validating reader: FORMAT.md §7 steps 1–6 ([`parse`], independent of the regions' size)
-//! and step 7 ([`verify_regions`], every byte). Nothing here indexes, unwraps or does unchecked
+//! The validating reader: FORMAT.md §7 steps 1–7 ([`parse`], independent of the regions' size;
+//! one function per step) and step 8 ([`verify_regions`], every byte). Nothing here indexes, unwraps or does unchecked
 //! arithmetic on a value read from the file (the lints below enforce it), and nothing is
 //! allocated in proportion to a field before that field is checked against the file's length.
 #![deny(
@@ -11,8 +11,9 @@
 )]
 
 use super::{
-    ArchivedFileHeader, ArchivedLevelDesc, ChainParams, FLAG_CHAIN, FileMeta, HASH_SCHEME,
-    HEADER_CRC_OFFSET, HEADER_LEN, LEVEL_LEN, LevelMeta, MAGIC, VERSION,
+    ArchivedFileHeader, ArchivedLevelDesc, CHECKSUM_LEN, CHUNK_SHIFTS, ChainParams, Coverage,
+    FLAG_CHAIN, FileMeta, HASH_SCHEME, HEADER_CRC_OFFSET, HEADER_LEN, LEVEL_LEN, LevelMeta, MAGIC,
+    OLDEST_VERSION, VERSION, checksum_table_len, chunks_in,
 };
 use crate::config::MAX_GROWTH_FACTOR;
 use crate::error::{Error, Result};
@@ -65,12 +66,77 @@ fn overflow(field: &str) -> Error {
     Error::corrupt(field, "the value overflows")
 }
 
-/// FORMAT.md §7 steps 1–6 on the whole file `bytes`: header, level table, and the consistency
-/// of every field. Reads `128 + 64·levels` bytes, whatever the regions' size.
+/// FORMAT.md §7 steps 1–7 on the whole file `bytes`: header, level table, checksum table, and
+/// the consistency of every field. Reads the header, the level table and the checksum table
+/// (`128 + 64·levels + 4·chunks` bytes), whatever the regions' size. Each step is one function.
 pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
-    let actual = bytes.len() as u64;
+    parse_steps(bytes, true)
+}
 
-    // 1. Length and magic.
+/// Steps 1–6 only, for bytes whose integrity the caller has checked itself: the checksum
+/// table is not read (nor are the regions).
+pub(crate) fn parse_trusting_regions(bytes: &[u8]) -> Result<FileMeta> {
+    parse_steps(bytes, false)
+}
+
+fn parse_steps(bytes: &[u8], checksum_table: bool) -> Result<FileMeta> {
+    step1_length_and_magic(bytes)?;
+    let head = Aligned::<HEADER_LEN>::copy_of(bytes, "header")?;
+    let h = rkyv::access::<ArchivedFileHeader, rkyv::rancor::Error>(&head.0)
+        .map_err(|e| Error::corrupt("header", e.to_string()))?;
+    let version = step2_version(h)?;
+    step3_header_checksum(&head.0, h)?;
+    let header = step4_header_fields(h, version, bytes.len() as u64)?;
+    let level_table = step5_level_table(bytes, h, &header)?;
+    let levels = step6_levels(level_table, &header)?;
+    if checksum_table {
+        step7_checksum_table(bytes, h, &header)?;
+    }
+    Ok(FileMeta {
+        version,
+        seed: h.seed.to_native(),
+        max_kicks: header.max_kicks,
+        target_fpr: header.target_fpr,
+        chain: header.chain,
+        item_count: header.item_count,
+        file_len: header.file_len,
+        coverage: header.coverage,
+        levels,
+    })
+}
+
+/// What step 4 learns from the header, for the steps after it.
+struct Header {
+    version: u32,
+    level_count: u32,
+    max_kicks: u32,
+    file_len: u64,
+    target_fpr: f64,
+    chain: Option<ChainParams>,
+    item_count: u64,
+    /// Where the level table ends: the checksum table (version 2) or the first region starts
+    /// there.
+    table_end: u64,
+    coverage: Coverage,
+}
+
+impl Header {
+    /// Where the first region starts: after the level table, and the checksum table if any.
+    fn regions_start(&self) -> Result<u64> {
+        match self.coverage {
+            Coverage::Regions => Ok(self.table_end),
+            Coverage::Chunks { count, .. } => u64::try_from(checksum_table_len(count))
+                .ok()
+                .and_then(|t| t.checked_add(self.table_end))
+                .ok_or_else(|| overflow("chunk_count")),
+        }
+    }
+}
+
+/// Step 1: at least a header's length, starting with the magic. A file shorter than a header
+/// whose first bytes are not a prefix of the magic is `BadMagic`, not `Truncated`: it is not a
+/// filter at all.
+fn step1_length_and_magic(bytes: &[u8]) -> Result<()> {
     if let Some(magic) = bytes.get(..MAGIC.len()) {
         if magic != MAGIC {
             let mut found = [0u8; 8];
@@ -88,14 +154,15 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
         }
         return Err(Error::Truncated {
             expected: HEADER_LEN as u64,
-            found: actual,
+            found: bytes.len() as u64,
         });
     }
-    let head = Aligned::<HEADER_LEN>::copy_of(bytes, "header")?;
-    let h = rkyv::access::<ArchivedFileHeader, rkyv::rancor::Error>(&head.0)
-        .map_err(|e| Error::corrupt("header", e.to_string()))?;
+    Ok(())
+}
 
-    // 2. Version.
+/// Step 2: a version this build reads (1 or 2). A newer one is `UnsupportedVersion`; 0 was
+/// never a version, so it is `Corrupt`.
+fn step2_version(h: &ArchivedFileHeader) -> Result<u32> {
     let version = h.version.to_native();
     if version > VERSION {
         return Err(Error::UnsupportedVersion {
@@ -103,18 +170,23 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
             supported: VERSION,
         });
     }
-    if version != VERSION {
+    if version < OLDEST_VERSION {
         return Err(Error::corrupt(
             "version",
             format!("{version} is not a version"),
         ));
     }
+    Ok(version)
+}
 
-    // 3. Header checksum.
-    let covered = head.0.get(..HEADER_CRC_OFFSET).unwrap_or_default();
-    check_crc(|| "header".into(), h.header_crc.to_native(), covered)?;
+/// Step 3: `header_crc` over header bytes 0..124.
+fn step3_header_checksum(head: &[u8], h: &ArchivedFileHeader) -> Result<()> {
+    let covered = head.get(..HEADER_CRC_OFFSET).unwrap_or_default();
+    check_crc(|| "header".into(), h.header_crc.to_native(), covered)
+}
 
-    // 4. Header fields.
+/// Step 4: every header field, in the order FORMAT.md lists them.
+fn step4_header_fields(h: &ArchivedFileHeader, version: u32, actual: u64) -> Result<Header> {
     let header_len = h.header_len.to_native();
     if header_len as usize != HEADER_LEN {
         return Err(Error::corrupt(
@@ -129,7 +201,14 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
             format!("unknown hash scheme {hash}"),
         ));
     }
-    if h.reserved0.to_native() != 0 || h.reserved != [0; 22] {
+    // Version 1 reserves bytes 98..120, which version 2 gives a meaning.
+    let v1_fields_zero =
+        h.chunk_shift == 0 && h.checksums_crc.to_native() == 0 && h.chunk_count.to_native() == 0;
+    if h.reserved0.to_native() != 0
+        || h.reserved1 != 0
+        || h.reserved != [0; 8]
+        || (version == 1 && !v1_fields_zero)
+    {
         return Err(Error::corrupt(
             "reserved",
             "reserved header bytes are not zero",
@@ -161,8 +240,8 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
         .checked_mul(LEVEL_LEN as u64)
         .and_then(|t| t.checked_add(HEADER_LEN as u64))
         .ok_or_else(|| overflow("level_count"))?;
-    // Every level takes its descriptor and a bucket region of at least one cache line, so
-    // a level count that claims more than the file can hold is refused before anything is
+    // Every level takes its descriptor and a bucket region of at least one cache line, so a
+    // level count that claims more than the file can hold is refused before anything is
     // allocated per level.
     let least = (level_count as u64)
         .checked_mul(CACHE_LINE as u64)
@@ -191,55 +270,88 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
     }
     let target_fpr = h.target_fpr.to_native();
     check_rate(|| "target_fpr".into(), target_fpr)?;
+    let chain = chain_fields(h, flags, level_count)?;
+    let coverage = if version == 1 {
+        Coverage::Regions
+    } else {
+        chunk_fields(h, level_count, table_end, file_len)?
+    };
+    Ok(Header {
+        version,
+        level_count,
+        max_kicks,
+        file_len,
+        target_fpr,
+        chain,
+        item_count: h.item_count.to_native(),
+        table_end,
+        coverage,
+    })
+}
+
+/// The chunk fields of step 4 (version 2): a chunk size in range, at least one chunk per level,
+/// and room in the file for every chunk's checksum entry and at least a cache line of buckets
+/// (so the per-chunk state a reader keeps is bounded by the file's length).
+fn chunk_fields(
+    h: &ArchivedFileHeader,
+    level_count: u32,
+    table_end: u64,
+    file_len: u64,
+) -> Result<Coverage> {
+    let shift = h.chunk_shift as u32;
+    if !CHUNK_SHIFTS.contains(&shift) {
+        return Err(Error::corrupt(
+            "chunk_shift",
+            format!(
+                "{shift} is not in {}..={}",
+                CHUNK_SHIFTS.start(),
+                CHUNK_SHIFTS.end()
+            ),
+        ));
+    }
+    let count = h.chunk_count.to_native();
+    if count < level_count as u64 {
+        return Err(Error::corrupt(
+            "chunk_count",
+            format!("{count} chunks for {level_count} levels (each has at least one)"),
+        ));
+    }
+    let entries = count
+        .checked_mul(CHECKSUM_LEN as u64)
+        .and_then(|c| c.checked_next_multiple_of(CACHE_LINE as u64));
+    let least = count
+        .checked_mul(CACHE_LINE as u64)
+        .zip(entries)
+        .and_then(|(buckets, entries)| buckets.checked_add(entries))
+        .and_then(|c| c.checked_add(table_end));
+    if least.is_none_or(|least| least > file_len) {
+        return Err(Error::corrupt(
+            "chunk_count",
+            format!(
+                "{count} chunks do not fit in a file of {file_len} bytes (each takes \
+                 {CHECKSUM_LEN} bytes of checksum table and at least {CACHE_LINE} of buckets)"
+            ),
+        ));
+    }
+    Ok(Coverage::Chunks {
+        shift,
+        count: usize::try_from(count).map_err(|_| overflow("chunk_count"))?,
+        table: usize::try_from(table_end).map_err(|_| overflow("level_count"))?,
+    })
+}
+
+/// The chain fields of step 4: set and in range for a chain, all zero (bit for bit: `-0.0` is
+/// not zero) and one level for a single filter.
+fn chain_fields(
+    h: &ArchivedFileHeader,
+    flags: u32,
+    level_count: u32,
+) -> Result<Option<ChainParams>> {
     let growth_factor = h.growth_factor.to_native();
     let tightening = h.tightening.to_native();
     let max_levels = h.max_levels.to_native();
     let max_bytes = h.max_bytes.to_native();
-    let chain = if flags & FLAG_CHAIN != 0 {
-        if !(growth_factor > 1.0 && growth_factor <= MAX_GROWTH_FACTOR) {
-            return Err(Error::corrupt(
-                "growth_factor",
-                format!("{growth_factor} is not in (1, {MAX_GROWTH_FACTOR}]"),
-            ));
-        }
-        if !(tightening > 0.0 && tightening < 1.0) {
-            return Err(Error::corrupt(
-                "tightening",
-                format!("{tightening} is not in (0, 1)"),
-            ));
-        }
-        if max_levels != 0 && level_count > max_levels {
-            return Err(Error::corrupt(
-                "max_levels",
-                format!("{max_levels}, but the file holds {level_count} levels"),
-            ));
-        }
-        let bucket_size = match h.chain_bucket_size {
-            0 => None,
-            b @ (2 | 4 | 8) => Some(b as u32),
-            b => {
-                return Err(Error::corrupt(
-                    "chain_bucket_size",
-                    format!("{b} is not 0, 2, 4 or 8"),
-                ));
-            }
-        };
-        let encoding =
-            match h.chain_encoding {
-                0 => None,
-                code => Some(Encoding::from_code(code.wrapping_sub(1)).ok_or_else(|| {
-                    Error::corrupt("chain_encoding", format!("unknown code {code}"))
-                })?),
-            };
-        Some(ChainParams {
-            growth_factor,
-            tightening,
-            max_levels,
-            max_bytes,
-            bucket_size,
-            encoding,
-        })
-    } else {
+    if flags & FLAG_CHAIN == 0 {
         if level_count != 1 {
             return Err(Error::corrupt(
                 "level_count",
@@ -258,11 +370,60 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
                 "set in a file without the chain flag",
             ));
         }
-        None
+        return Ok(None);
+    }
+    if !(growth_factor > 1.0 && growth_factor <= MAX_GROWTH_FACTOR) {
+        return Err(Error::corrupt(
+            "growth_factor",
+            format!("{growth_factor} is not in (1, {MAX_GROWTH_FACTOR}]"),
+        ));
+    }
+    if !(tightening > 0.0 && tightening < 1.0) {
+        return Err(Error::corrupt(
+            "tightening",
+            format!("{tightening} is not in (0, 1)"),
+        ));
+    }
+    if max_levels != 0 && level_count > max_levels {
+        return Err(Error::corrupt(
+            "max_levels",
+            format!("{max_levels}, but the file holds {level_count} levels"),
+        ));
+    }
+    let bucket_size = match h.chain_bucket_size {
+        0 => None,
+        b @ (2 | 4 | 8) => Some(b as u32),
+        b => {
+            return Err(Error::corrupt(
+                "chain_bucket_size",
+                format!("{b} is not 0, 2, 4 or 8"),
+            ));
+        }
     };
+    let encoding = match h.chain_encoding {
+        0 => None,
+        code => Some(
+            Encoding::from_code(code.wrapping_sub(1))
+                .ok_or_else(|| Error::corrupt("chain_encoding", format!("unknown code {code}")))?,
+        ),
+    };
+    Ok(Some(ChainParams {
+        growth_factor,
+        tightening,
+        max_levels,
+        max_bytes,
+        bucket_size,
+        encoding,
+    }))
+}
 
-    // 5. Level table checksum.
-    let table_end = usize::try_from(table_end).map_err(|_| overflow("level_count"))?;
+/// Step 5: `levels_crc` over the level table; the table's bytes.
+fn step5_level_table<'a>(
+    bytes: &'a [u8],
+    h: &ArchivedFileHeader,
+    header: &Header,
+) -> Result<&'a [u8]> {
+    let table_end = usize::try_from(header.table_end).map_err(|_| overflow("level_count"))?;
     let level_table = bytes
         .get(HEADER_LEN..table_end)
         .ok_or_else(|| overflow("level_count"))?;
@@ -271,72 +432,123 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<FileMeta> {
         h.levels_crc.to_native(),
         level_table,
     )?;
+    Ok(level_table)
+}
 
-    // 6. Levels. The list grows as descriptors pass, so a level count that lies costs only
-    // the levels parsed before the first bad one (a chain rarely has more than 64).
-    let mut levels = Vec::with_capacity(level_count.min(64) as usize);
-    let mut offset = table_end as u64;
+/// Step 6: every level descriptor in order ([`parse_level`]), then what they must add up to.
+/// The list grows as descriptors pass, so a level count that lies costs only the levels parsed
+/// before the first bad one.
+fn step6_levels(level_table: &[u8], header: &Header) -> Result<Vec<LevelMeta>> {
+    let mut levels = Vec::with_capacity(header.level_count.min(64) as usize);
+    let mut offset = header.regions_start()?;
     let mut items: u64 = 0;
+    let mut chunks: usize = 0;
     for (k, desc) in level_table.chunks_exact(LEVEL_LEN).enumerate() {
-        let level = parse_level(k, desc, offset)?;
+        let level = parse_level(k, desc, offset, header.version, chunks)?;
         offset = offset
             .checked_add(level.geo.table_bytes() as u64)
             .ok_or_else(|| overflow("region_len"))?;
-        if offset > file_len {
+        if offset > header.file_len {
             return Err(Error::corrupt(
                 format!("level {k} region_len"),
-                format!("the region ends at {offset}, past the end of the file ({file_len})"),
+                format!(
+                    "the region ends at {offset}, past the end of the file ({})",
+                    header.file_len
+                ),
             ));
         }
         items = items
             .checked_add(level.len)
             .ok_or_else(|| overflow("item_count"))?;
+        chunks = chunks
+            .checked_add(match header.coverage {
+                Coverage::Regions => 1,
+                Coverage::Chunks { shift, .. } => chunks_in(level.geo.table_bytes(), shift),
+            })
+            .ok_or_else(|| overflow("chunk_count"))?;
         levels.push(level);
     }
-    if offset != file_len {
+    if let Coverage::Chunks { count, .. } = header.coverage {
+        if chunks != count {
+            return Err(Error::corrupt(
+                "chunk_count",
+                format!("{count}, but the regions have {chunks} chunks"),
+            ));
+        }
+    }
+    if offset != header.file_len {
         return Err(Error::corrupt(
             "file_len",
-            format!("the regions end at {offset}, the file at {file_len}"),
+            format!(
+                "the regions end at {offset}, the file at {}",
+                header.file_len
+            ),
         ));
     }
-    if chain.is_none() {
+    if header.chain.is_none() {
         if let Some(level) = levels.first() {
-            if level.target_fpr.to_bits() != target_fpr.to_bits() {
+            if level.target_fpr.to_bits() != header.target_fpr.to_bits() {
                 return Err(Error::corrupt(
                     "target_fpr",
                     format!(
-                        "{target_fpr}, but the filter's level says {}",
-                        level.target_fpr
+                        "{}, but the filter's level says {}",
+                        header.target_fpr, level.target_fpr
                     ),
                 ));
             }
         }
     }
-    let item_count = h.item_count.to_native();
-    if items != item_count {
+    if items != header.item_count {
         return Err(Error::corrupt(
             "item_count",
-            format!("{item_count}, but the levels hold {items}"),
+            format!("{}, but the levels hold {items}", header.item_count),
         ));
     }
-    Ok(FileMeta {
-        seed: h.seed.to_native(),
-        max_kicks,
-        target_fpr,
-        chain,
-        item_count,
-        file_len,
-        levels,
-    })
+    Ok(levels)
 }
 
-/// FORMAT.md §7 step 6 for descriptor `k`, whose region must start at `offset`.
-fn parse_level(k: usize, desc: &[u8], offset: u64) -> Result<LevelMeta> {
+/// Step 7 (version 2): `checksums_crc` over the checksum table, and zeros after its last entry.
+fn step7_checksum_table(bytes: &[u8], h: &ArchivedFileHeader, header: &Header) -> Result<()> {
+    let Coverage::Chunks { count, table, .. } = header.coverage else {
+        return Ok(());
+    };
+    let end = table
+        .checked_add(checksum_table_len(count))
+        .ok_or_else(|| overflow("chunk_count"))?;
+    let entries = count
+        .checked_mul(CHECKSUM_LEN)
+        .and_then(|n| n.checked_add(table))
+        .ok_or_else(|| overflow("chunk_count"))?;
+    let all = bytes
+        .get(table..end)
+        .ok_or_else(|| overflow("chunk_count"))?;
+    check_crc(|| "checksum table".into(), h.checksums_crc.to_native(), all)?;
+    let padding = bytes.get(entries..end).unwrap_or_default();
+    if padding.iter().any(|&b| b != 0) {
+        return Err(Error::corrupt(
+            "checksum table",
+            "the padding after the last entry is not zero",
+        ));
+    }
+    Ok(())
+}
+
+/// FORMAT.md §7 step 6 for descriptor `k`, whose region must start at `offset` and whose first
+/// chunk is chunk `first_chunk` of the file.
+fn parse_level(
+    k: usize,
+    desc: &[u8],
+    offset: u64,
+    version: u32,
+    first_chunk: usize,
+) -> Result<LevelMeta> {
     let field = |name: &str| format!("level {k} {name}");
     let buf = Aligned::<LEVEL_LEN>::copy_of(desc, "level descriptor")?;
     let d = rkyv::access::<ArchivedLevelDesc, rkyv::rancor::Error>(&buf.0)
         .map_err(|e| Error::corrupt(field("descriptor"), e.to_string()))?;
-    if d.reserved0 != 0 || d.reserved.to_native() != 0 {
+    // Version 2 covers regions chunk by chunk: its descriptors' `region_crc` is reserved.
+    let unused_crc = version != 1 && d.region_crc.to_native() != 0;
+    if d.reserved0 != 0 || d.reserved.to_native() != 0 || unused_crc {
         return Err(Error::corrupt(
             field("reserved"),
             "reserved bytes are not zero",
@@ -407,26 +619,61 @@ fn parse_level(k: usize, desc: &[u8], offset: u64) -> Result<LevelMeta> {
         target_fpr,
         offset: usize::try_from(offset).map_err(|_| overflow("region_offset"))?,
         region_crc: d.region_crc.to_native(),
+        first_chunk: if version == 1 { k } else { first_chunk },
     })
 }
 
-/// FORMAT.md §7 step 7: every region's checksum, zero padding, well-formed buckets, and
-/// occupied-slot count.
-/// `meta` must come from [`parse`] of the same `bytes`.
+/// FORMAT.md §7 step 8: every chunk's checksum in file order ([`check_chunk`]), then every
+/// level's contents ([`check_contents`]). `meta` must come from [`parse`] of the same `bytes`.
 pub(crate) fn verify_regions(bytes: &[u8], meta: &FileMeta) -> Result<()> {
     for (k, level) in meta.levels.iter().enumerate() {
-        let region = bytes
-            .get(level.region())
-            .ok_or_else(|| overflow("region_offset"))?;
-        check_crc(|| format!("level {k} buckets"), level.region_crc, region)?;
-        let occupied = table::scan(&level.geo, region)
-            .map_err(|reason| Error::corrupt(format!("level {k} buckets"), reason))?;
-        if occupied != level.len {
-            return Err(Error::corrupt(
-                format!("level {k} item_count"),
-                format!("{}, but {occupied} slots are occupied", level.len),
-            ));
+        for j in 0..meta.chunks_of(level) {
+            check_chunk(bytes, meta, k, j)?;
         }
+    }
+    for k in 0..meta.levels.len() {
+        check_contents(bytes, meta, k)?;
+    }
+    Ok(())
+}
+
+/// Step 8, first part, for chunk `j` of level `k`: its CRC-32 matches the one stored for it.
+pub(crate) fn check_chunk(bytes: &[u8], meta: &FileMeta, k: usize, j: usize) -> Result<()> {
+    let level = meta.levels.get(k).ok_or_else(|| overflow("level"))?;
+    let (stored, computed) = meta
+        .chunk_crcs(bytes, level, j)
+        .ok_or_else(|| overflow("region_offset"))?;
+    let part = || match meta.coverage {
+        Coverage::Regions => format!("level {k} buckets"),
+        Coverage::Chunks { .. } => {
+            let r = meta.chunk_bytes(level, j);
+            format!("level {k} chunk {j} (bytes {}..{})", r.start, r.end)
+        }
+    };
+    if stored != computed && !cfg!(fuzzing) {
+        return Err(Error::ChecksumMismatch {
+            part: part(),
+            stored,
+            computed,
+        });
+    }
+    Ok(())
+}
+
+/// Step 8, second part, for level `k`: zero padding, well-formed buckets, and as many occupied
+/// slots as the level's `item_count`.
+pub(crate) fn check_contents(bytes: &[u8], meta: &FileMeta, k: usize) -> Result<()> {
+    let level = meta.levels.get(k).ok_or_else(|| overflow("level"))?;
+    let region = bytes
+        .get(level.region())
+        .ok_or_else(|| overflow("region_offset"))?;
+    let occupied = table::scan(&level.geo, region)
+        .map_err(|reason| Error::corrupt(format!("level {k} buckets"), reason))?;
+    if occupied != level.len {
+        return Err(Error::corrupt(
+            format!("level {k} item_count"),
+            format!("{}, but {occupied} slots are occupied", level.len),
+        ));
     }
     Ok(())
 }
@@ -435,14 +682,17 @@ pub(crate) fn verify_regions(bytes: &[u8], meta: &FileMeta) -> Result<()> {
 /// its level.
 pub(crate) fn parse_single(bytes: &[u8]) -> Result<(FileMeta, LevelMeta)> {
     let meta = parse(bytes)?;
-    let level = match meta.levels.as_slice() {
-        [level] if meta.chain.is_none() => *level,
-        levels => {
-            return Err(Error::Growable {
-                levels: levels.len() as u32,
-            });
-        }
-    };
+    let level = single_level(&meta)?;
     verify_regions(bytes, &meta)?;
     Ok((meta, level))
+}
+
+/// The one level of a single-filter file; `Growable` for a chain.
+pub(crate) fn single_level(meta: &FileMeta) -> Result<LevelMeta> {
+    match meta.levels.as_slice() {
+        [level] if meta.chain.is_none() => Ok(*level),
+        levels => Err(Error::Growable {
+            levels: levels.len() as u32,
+        }),
+    }
 }

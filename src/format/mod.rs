@@ -10,7 +10,10 @@ use std::io::{self, Write};
 /// FORMAT.md §4: the first eight bytes of every filter file.
 pub(crate) const MAGIC: [u8; 8] = *b"CUCKOSST";
 /// FORMAT.md §9: the format version this build writes, and the newest it reads.
-pub(crate) const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 2;
+/// FORMAT.md §9: the oldest version this build reads (version 1: one CRC per region, no
+/// checksum table).
+pub(crate) const OLDEST_VERSION: u32 = 1;
 /// FORMAT.md §4: bytes of the header.
 pub(crate) const HEADER_LEN: usize = 128;
 /// FORMAT.md §5: bytes of one level descriptor.
@@ -21,6 +24,13 @@ pub(crate) const HASH_SCHEME: u32 = 1;
 pub(crate) const FLAG_CHAIN: u32 = 1;
 /// FORMAT.md §4: the bytes of the header covered by `header_crc`.
 pub(crate) const HEADER_CRC_OFFSET: usize = 124;
+/// FORMAT.md §4, §6: the chunk size the writer uses, `2^16` = 64 KiB: a lookup's first touch
+/// of a chunk checks this many bytes, and a 256 MiB file has a 16 KiB checksum table.
+pub(crate) const CHUNK_SHIFT: u32 = 16;
+/// FORMAT.md §4: the chunk sizes a reader accepts, `2^12` (4 KiB) to `2^24` (16 MiB).
+pub(crate) const CHUNK_SHIFTS: std::ops::RangeInclusive<u32> = 12..=24;
+/// FORMAT.md §6: bytes of one entry of the checksum table.
+pub(crate) const CHECKSUM_LEN: usize = 4;
 
 /// FORMAT.md §4. Every field has an explicit little-endian type, so the archived bytes are the
 /// same whatever rkyv's feature flags and the platform; the archived struct is `#[repr(C)]`
@@ -45,7 +55,14 @@ pub(crate) struct FileHeader {
     pub(crate) item_count: u64_le,
     pub(crate) chain_bucket_size: u8,
     pub(crate) chain_encoding: u8,
-    pub(crate) reserved: [u8; 22],
+    /// Version 2: log2 of the chunk size (§6); 0 in version 1.
+    pub(crate) chunk_shift: u8,
+    pub(crate) reserved1: u8,
+    /// Version 2: CRC-32 of the checksum table (§6); 0 in version 1.
+    pub(crate) checksums_crc: u32_le,
+    /// Version 2: entries in the checksum table, one per chunk (§6); 0 in version 1.
+    pub(crate) chunk_count: u64_le,
+    pub(crate) reserved: [u8; 8],
     pub(crate) levels_crc: u32_le,
     pub(crate) header_crc: u32_le,
 }
@@ -63,6 +80,8 @@ pub(crate) struct LevelDesc {
     pub(crate) fingerprint_bits: u8,
     pub(crate) encoding: u8,
     pub(crate) reserved0: u8,
+    /// Version 1: CRC-32 of the level's whole region; 0 in version 2, whose regions are
+    /// covered chunk by chunk (§6).
     pub(crate) region_crc: u32_le,
     pub(crate) reserved: u64_le,
 }
@@ -80,7 +99,8 @@ pub(crate) struct ChainParams {
     pub(crate) encoding: Option<crate::Encoding>,
 }
 
-/// One level as a reader sees it: checked geometry and counts, and where its region is.
+/// One level as a reader sees it: checked geometry and counts, where its region is, and
+/// which chunks cover it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct LevelMeta {
     pub(crate) geo: Geometry,
@@ -88,7 +108,11 @@ pub(crate) struct LevelMeta {
     pub(crate) capacity: u64,
     pub(crate) target_fpr: f64,
     pub(crate) offset: usize,
+    /// Version 1: the region's CRC-32 (its one chunk); unused in version 2.
     pub(crate) region_crc: u32,
+    /// The index of the level's first chunk among the file's (in version 1, the level's
+    /// index: each level is one chunk).
+    pub(crate) first_chunk: usize,
 }
 
 impl LevelMeta {
@@ -98,16 +122,110 @@ impl LevelMeta {
     }
 }
 
-/// A parsed file: header fields and levels, after FORMAT.md §7 steps 1–6.
+/// How a file's bucket regions are covered by checksums (FORMAT.md §6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Coverage {
+    /// Version 1: one CRC-32 per region, in its level descriptor.
+    Regions,
+    /// Version 2: one CRC-32 per chunk of `2^shift` bytes, in the checksum table at `table`
+    /// (a byte offset in the file), `count` entries.
+    Chunks {
+        shift: u32,
+        count: usize,
+        table: usize,
+    },
+}
+
+/// A parsed file: header fields and levels, after FORMAT.md §7 steps 1–7.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct FileMeta {
+    pub(crate) version: u32,
     pub(crate) seed: u64,
     pub(crate) max_kicks: u32,
     pub(crate) target_fpr: f64,
     pub(crate) chain: Option<ChainParams>,
     pub(crate) item_count: u64,
     pub(crate) file_len: u64,
+    pub(crate) coverage: Coverage,
     pub(crate) levels: Vec<LevelMeta>,
+}
+
+impl FileMeta {
+    /// Chunks in the file (FORMAT.md §6): the checksum table's entries, or one per level in
+    /// version 1.
+    pub(crate) fn chunk_count(&self) -> usize {
+        match self.coverage {
+            Coverage::Regions => self.levels.len(),
+            Coverage::Chunks { count, .. } => count,
+        }
+    }
+
+    /// Chunks of `level`'s region.
+    pub(crate) fn chunks_of(&self, level: &LevelMeta) -> usize {
+        match self.coverage {
+            Coverage::Regions => 1,
+            Coverage::Chunks { shift, .. } => chunks_in(level.geo.table_bytes(), shift),
+        }
+    }
+
+    /// The chunk of `level`'s region that holds the region's byte `at` (0 is the region's
+    /// first byte), as an index among the level's chunks.
+    #[inline]
+    pub(crate) fn chunk_at(&self, at: usize) -> usize {
+        match self.coverage {
+            Coverage::Regions => 0,
+            Coverage::Chunks { shift, .. } => at >> shift,
+        }
+    }
+
+    /// Chunk `j` of `level` (an index among the level's chunks) as a range of the file's bytes.
+    pub(crate) fn chunk_bytes(&self, level: &LevelMeta, j: usize) -> std::ops::Range<usize> {
+        let region = level.region();
+        match self.coverage {
+            Coverage::Regions => region,
+            Coverage::Chunks { shift, .. } => {
+                let start = region.start + (j << shift);
+                start..(start + (1 << shift)).min(region.end)
+            }
+        }
+    }
+
+    /// Where the CRC-32 of chunk `j` of `level` is stored, and how the chunk's own CRC-32 is
+    /// computed from the file's `bytes`: `(stored, computed)`. `None` if `bytes` is not the
+    /// file this was parsed from.
+    pub(crate) fn chunk_crcs(
+        &self,
+        bytes: &[u8],
+        level: &LevelMeta,
+        j: usize,
+    ) -> Option<(u32, u32)> {
+        let range = self.chunk_bytes(level, j);
+        let chunk = bytes.get(range.clone())?;
+        match self.coverage {
+            Coverage::Regions => Some((level.region_crc, crc32fast::hash(chunk))),
+            Coverage::Chunks { table, .. } => {
+                let at = table + CHECKSUM_LEN * (level.first_chunk + j);
+                let stored = u32::from_le_bytes(bytes.get(at..at + CHECKSUM_LEN)?.try_into().ok()?);
+                Some((stored, chunk_crc(range.start as u64, chunk)))
+            }
+        }
+    }
+}
+
+/// The number of chunks of `2^shift` bytes that cover `len` bytes (at least one: a region is
+/// never empty).
+pub(crate) fn chunks_in(len: usize, shift: u32) -> usize {
+    len.div_ceil(1 << shift).max(1)
+}
+
+/// FORMAT.md §6: the CRC-32 of a chunk that starts at byte `offset` of the file: of the
+/// offset's eight little-endian bytes, then the chunk's bytes (so a chunk written in the wrong
+/// place does not check).
+pub(crate) fn chunk_crc(offset: u64, chunk: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&offset.to_le_bytes());
+    h.update(chunk);
+    h.finalize()
 }
 
 /// A level to write.
@@ -128,15 +246,23 @@ pub(crate) struct FileOut<'a> {
     pub(crate) levels: &'a [LevelOut<'a>],
 }
 
-/// Bytes of a file whose levels' bucket regions have the given lengths.
+/// Bytes of a file whose levels' bucket regions have the given lengths (FORMAT.md §1): the
+/// header, the level table, the checksum table and the regions.
 pub(crate) fn file_len(region_lens: impl IntoIterator<Item = usize>) -> usize {
     let mut levels = 0;
+    let mut chunks = 0;
     let mut regions = 0;
     for len in region_lens {
         levels += 1;
+        chunks += chunks_in(len, CHUNK_SHIFT);
         regions += len;
     }
-    HEADER_LEN + LEVEL_LEN * levels + regions
+    HEADER_LEN + LEVEL_LEN * levels + checksum_table_len(chunks) + regions
+}
+
+/// FORMAT.md §6: bytes of the checksum table of `chunks` chunks, padded to a cache line.
+pub(crate) const fn checksum_table_len(chunks: usize) -> usize {
+    (CHECKSUM_LEN * chunks).next_multiple_of(64)
 }
 
 /// The false-positive rate of a lookup that checks independent filters with rates `rates`:
@@ -180,22 +306,33 @@ fn level_desc(level: &LevelOut<'_>, offset: usize) -> [u8; LEVEL_LEN] {
         fingerprint_bits: g.fp_bits() as u8,
         encoding: g.encoding().code(),
         reserved0: 0,
-        region_crc: u32_le::from_native(crc32fast::hash(level.table)),
+        region_crc: u32_le::from_native(0),
         reserved: u64_le::from_native(0),
     })
 }
 
-/// Header and level table of `file` (FORMAT.md §4, §5); the regions follow them unchanged.
+/// Header, level table and checksum table of `file` (FORMAT.md §4–§6); the regions follow
+/// them unchanged.
 pub(crate) fn encode_head(file: &FileOut<'_>) -> Vec<u8> {
     let levels = file.levels;
     let total = file_len(levels.iter().map(|l| l.table.len()));
+    let chunks: usize = levels
+        .iter()
+        .map(|l| chunks_in(l.table.len(), CHUNK_SHIFT))
+        .sum();
     let mut table = Vec::with_capacity(LEVEL_LEN * levels.len());
-    let mut offset = HEADER_LEN + LEVEL_LEN * levels.len();
+    let mut checksums = Vec::with_capacity(checksum_table_len(chunks));
+    let mut offset = HEADER_LEN + LEVEL_LEN * levels.len() + checksum_table_len(chunks);
     for level in levels {
         debug_assert_eq!(level.table.len(), level.geo.table_bytes());
         table.extend_from_slice(&level_desc(level, offset));
+        for (j, chunk) in level.table.chunks(1 << CHUNK_SHIFT).enumerate() {
+            let at = offset + (j << CHUNK_SHIFT);
+            checksums.extend_from_slice(&chunk_crc(at as u64, chunk).to_le_bytes());
+        }
         offset += level.table.len();
     }
+    checksums.resize(checksum_table_len(chunks), 0);
     let chain = file.chain.unwrap_or(ChainParams {
         growth_factor: 0.0,
         tightening: 0.0,
@@ -223,15 +360,20 @@ pub(crate) fn encode_head(file: &FileOut<'_>) -> Vec<u8> {
         item_count: u64_le::from_native(levels.iter().map(|l| l.len).sum()),
         chain_bucket_size: chain.bucket_size.unwrap_or(0) as u8,
         chain_encoding: chain.encoding.map_or(0, |e| e.code() + 1),
-        reserved: [0; 22],
+        chunk_shift: CHUNK_SHIFT as u8,
+        reserved1: 0,
+        checksums_crc: u32_le::from_native(crc32fast::hash(&checksums)),
+        chunk_count: u64_le::from_native(chunks as u64),
+        reserved: [0; 8],
         levels_crc: u32_le::from_native(crc32fast::hash(&table)),
         header_crc: u32_le::from_native(0),
     });
     let crc = crc32fast::hash(&head[..HEADER_CRC_OFFSET]);
     head[HEADER_CRC_OFFSET..].copy_from_slice(&crc.to_le_bytes());
-    let mut out = Vec::with_capacity(HEADER_LEN + table.len());
+    let mut out = Vec::with_capacity(HEADER_LEN + table.len() + checksums.len());
     out.extend_from_slice(&head);
     out.extend_from_slice(&table);
+    out.extend_from_slice(&checksums);
     out
 }
 
@@ -279,7 +421,11 @@ mod tests {
         assert_eq!(offset_of!(ArchivedFileHeader, item_count), 88);
         assert_eq!(offset_of!(ArchivedFileHeader, chain_bucket_size), 96);
         assert_eq!(offset_of!(ArchivedFileHeader, chain_encoding), 97);
-        assert_eq!(offset_of!(ArchivedFileHeader, reserved), 98);
+        assert_eq!(offset_of!(ArchivedFileHeader, chunk_shift), 98);
+        assert_eq!(offset_of!(ArchivedFileHeader, reserved1), 99);
+        assert_eq!(offset_of!(ArchivedFileHeader, checksums_crc), 100);
+        assert_eq!(offset_of!(ArchivedFileHeader, chunk_count), 104);
+        assert_eq!(offset_of!(ArchivedFileHeader, reserved), 112);
         assert_eq!(offset_of!(ArchivedFileHeader, levels_crc), 120);
         assert_eq!(
             offset_of!(ArchivedFileHeader, header_crc),
@@ -334,23 +480,45 @@ mod tests {
             levels: std::slice::from_ref(&level),
         };
         let b = to_bytes(&file);
-        assert_eq!(b.len(), 128 + 64 + 64);
+        assert_eq!(b.len(), 128 + 64 + 64 + 64);
         assert_eq!(&b[0..8], b"CUCKOSST");
-        assert_eq!(&b[8..12], &[1, 0, 0, 0]);
+        assert_eq!(&b[8..12], &[2, 0, 0, 0]);
         assert_eq!(&b[12..16], &[128, 0, 0, 0]);
-        assert_eq!(&b[16..24], &256u64.to_le_bytes());
+        assert_eq!(&b[16..24], &320u64.to_le_bytes());
         assert_eq!(&b[24..28], &[1, 0, 0, 0]);
         assert_eq!(&b[36..40], &500u32.to_le_bytes());
         assert_eq!(&b[40..48], &[8, 7, 6, 5, 4, 3, 2, 1]);
         assert_eq!(&b[48..56], &0.01f64.to_le_bytes());
+        assert_eq!(b[98], 16, "chunk_shift");
+        assert_eq!(&b[100..104], &crc32fast::hash(&b[192..256]).to_le_bytes());
+        assert_eq!(&b[104..112], &1u64.to_le_bytes(), "chunk_count");
         assert_eq!(&b[120..124], &crc32fast::hash(&b[128..192]).to_le_bytes());
         assert_eq!(&b[124..128], &crc32fast::hash(&b[..124]).to_le_bytes());
-        // Level 0: region right after the table, 64 bytes, 2 buckets of 4 x 16 bits.
-        assert_eq!(&b[128..136], &192u64.to_le_bytes());
+        // Level 0: region right after the checksum table, 64 bytes, 2 buckets of 4 x 16 bits.
+        assert_eq!(&b[128..136], &256u64.to_le_bytes());
         assert_eq!(&b[136..144], &64u64.to_le_bytes());
         assert_eq!(&b[144..152], &2u64.to_le_bytes());
         assert_eq!(&b[160..168], &7u64.to_le_bytes());
         assert_eq!(&b[176..179], &[4, 16, 0]);
-        assert_eq!(&b[180..184], &crc32fast::hash(&[0u8; 64]).to_le_bytes());
+        assert_eq!(&b[180..184], &[0; 4], "no region_crc in version 2");
+        // The checksum table: the CRC of the region's offset, then its bytes; zero padding.
+        let mut covered = 256u64.to_le_bytes().to_vec();
+        covered.extend_from_slice(&[0u8; 64]);
+        assert_eq!(&b[192..196], &crc32fast::hash(&covered).to_le_bytes());
+        assert!(b[196..256].iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn chunks_split_regions_at_their_size() {
+        assert_eq!(chunks_in(64, 16), 1);
+        assert_eq!(chunks_in(1 << 16, 16), 1);
+        assert_eq!(chunks_in((1 << 16) + 64, 16), 2);
+        assert_eq!(checksum_table_len(1), 64);
+        assert_eq!(checksum_table_len(16), 64);
+        assert_eq!(checksum_table_len(17), 128);
+        assert_eq!(
+            file_len([(1 << 17) + 64, 64]),
+            128 + 2 * 64 + 64 + (1 << 17) + 128
+        );
     }
 }

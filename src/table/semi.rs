@@ -240,7 +240,6 @@ impl<const F: u32> Codec for SemiFast<F> {
         if e1 | e2 == 0 {
             return false;
         }
-        std::hint::cold_path();
         let m1 = slots_with(w1, q_nibble) & Self::GATHER.apply(e1 >> (Self::LOW - 1));
         let m2 = slots_with(w2, q_nibble) & Self::GATHER.apply(e2 >> (Self::LOW - 1));
         (m1 | m2) != 0
@@ -389,6 +388,24 @@ mod tests {
         }
         // Any 12 bits select an entry; higher bits are ignored.
         assert_eq!(slots_with(0xF000 | 5, 3), slots_with(5, 3));
+    }
+
+    /// FORMAT.md §3.3's worked example: the index, the low parts, and the region's bytes.
+    #[test]
+    fn format_md_worked_example() {
+        let fps = [0x3FE, 0x0A3, 0x2C0, 0x1FF];
+        assert_eq!(encode(fps, 6), (3376, [0x23, 0x3F, 0x00, 0x3E]));
+        let c = SemiFast::<10>;
+        let mut region = [0u8; 64];
+        let mut slots = [0u32; 8];
+        slots[..4].copy_from_slice(&fps);
+        c.store_all(&mut region, 1, &slots);
+        assert_eq!(
+            region[..9],
+            [0x00, 0x00, 0x00, 0x00, 0x00, 0xD3, 0xE3, 0x0F, 0xF8]
+        );
+        assert!(region[9..].iter().all(|&b| b == 0));
+        assert_eq!(c.read(&region, 1)[..4], [0x0A3, 0x1FF, 0x2C0, 0x3FE]);
     }
 
     #[test]
