@@ -79,12 +79,13 @@ fn same_answers(
 }
 
 /// Writes `bytes` (or has `save` write them) to a new file and maps it, checked on open and
-/// unchecked.
+/// unchecked; also maps them by range from a file where `setup.offset` bytes precede them, and
+/// shares them from memory, checked as lookups touch them.
 fn mapped(
     setup: &Setup,
     bytes: &[u8],
     save: impl FnOnce(&std::path::Path),
-) -> (TempFile, MappedFilter, MappedFilter) {
+) -> (TempFile, TempFile, Vec<(&'static str, MappedFilter)>) {
     let file = TempFile::new();
     if setup.save {
         save(&file.0);
@@ -94,7 +95,22 @@ fn mapped(
     let m = MappedFilter::open(&file.0).expect("a saved filter opens");
     let u = MappedFilter::open_unverified(&file.0).expect("a saved filter opens unverified");
     assert_eq!(m.as_bytes(), bytes, "the file holds other bytes");
-    (file, m, u)
+    let table = TempFile::new();
+    let mut inside = vec![0x5A; setup.offset];
+    inside.extend_from_slice(bytes);
+    inside.extend_from_slice(b"footer");
+    std::fs::write(&table.0, &inside).expect("write the table file");
+    let handle = std::fs::File::open(&table.0).expect("open the table file");
+    let r = MappedFilter::open_range_unverified(&handle, setup.offset as u64, bytes.len() as u64)
+        .expect("a filter block opens by range");
+    let s = MappedFilter::from_shared(bytes.into()).expect("shared bytes open");
+    let readers = vec![
+        ("MappedFilter::open", m),
+        ("open_unverified", u),
+        ("open_range_unverified", r),
+        ("from_shared", s),
+    ];
+    (file, table, readers)
 }
 
 fn single(setup: &Setup, s: &Single, keys: &[Vec<u8>]) -> Single {
@@ -129,6 +145,16 @@ fn single(setup: &Setup, s: &Single, keys: &[Vec<u8>]) -> Single {
         |k| view.count(k),
         |ks, out| view.contains_batch_keys(ks, out),
     );
+    let trusted = FilterRef::from_bytes_assume_verified(&buf[setup.offset..])
+        .expect("a filter's bytes, taken on trust");
+    same_answers(
+        "FilterRef::from_bytes_assume_verified",
+        keys,
+        &want,
+        |k| trusted.contains(k),
+        |k| trusted.count(k),
+        |ks, out| trusted.contains_batch_keys(ks, out),
+    );
 
     assert!(
         matches!(
@@ -138,8 +164,8 @@ fn single(setup: &Setup, s: &Single, keys: &[Vec<u8>]) -> Single {
         "a single filter read as a chain"
     );
 
-    let (_file, m, u) = mapped(setup, &bytes, |p| f.save(p).expect("save"));
-    for (what, m) in [("MappedFilter::open", &m), ("open_unverified", &u)] {
+    let (_file, _table, readers) = mapped(setup, &bytes, |p| f.save(p).expect("save"));
+    for (what, m) in &readers {
         assert_eq!((m.len(), m.levels()), (f.len(), 1), "{what}");
         same_answers(
             what,
@@ -199,8 +225,8 @@ fn chain(setup: &Setup, s: &Chain, keys: &[Vec<u8>]) -> Chain {
         "CuckooFilter read a chain"
     );
 
-    let (_file, m, u) = mapped(setup, &bytes, |p| c.save(p).expect("save"));
-    for (what, m) in [("MappedFilter::open", &m), ("open_unverified", &u)] {
+    let (_file, _table, readers) = mapped(setup, &bytes, |p| c.save(p).expect("save"));
+    for (what, m) in &readers {
         assert_eq!((m.len(), m.levels()), (c.len(), levels), "{what}");
         assert_eq!(
             m.expected_fpr().to_bits(),
