@@ -105,7 +105,11 @@ impl ScalableCuckooFilter {
     /// 2^32 buckets, or a share no 32-bit fingerprint reaches).
     fn grow(&mut self) -> Result<()> {
         let k = self.levels.len();
-        if self.chain.max_levels != 0 && k >= self.chain.max_levels as usize {
+        let limit = match self.chain.max_levels {
+            0 => crate::config::MAX_LEVELS,
+            n => n,
+        };
+        if k >= limit as usize {
             return Err(Error::Full);
         }
         let last = self.levels[k - 1].sized_for() as f64;
@@ -565,9 +569,13 @@ mod tests {
 
     #[test]
     fn growth_stops_at_the_limits_with_nothing_lost() {
+        // With tightening close to 1 the fingerprints widen slowly, and one-item levels grow
+        // by one item each: without a max_levels the chain stops at MAX_LEVELS.
+        let endless = Config::new(1).growth_factor(1.001).tightening(0.999);
         for config in [
             Config::new(50).max_levels(3),
             Config::new(50).max_bytes(4096),
+            endless,
         ] {
             let mut f = ScalableCuckooFilter::new(config.clone()).unwrap();
             let mut i = 0u32;
@@ -585,8 +593,11 @@ mod tests {
             assert!((0..i).all(|k| f.contains(&k.to_le_bytes())));
             if config.max_bytes != 0 {
                 assert!(f.size_in_bytes() <= 4096);
-            } else {
+            } else if config.max_levels != 0 {
                 assert_eq!(f.levels(), 3);
+            } else {
+                assert_eq!(f.levels(), crate::config::MAX_LEVELS as usize);
+                assert!(ScalableCuckooFilter::from_bytes(&f.to_bytes()).is_ok());
             }
         }
     }
@@ -602,6 +613,7 @@ mod tests {
             Config::new(10).tightening(1.0),
             Config::new(10).fingerprint_bits(16),
             Config::new(10).false_positive_rate(2.0),
+            Config::new(10).max_levels(crate::config::MAX_LEVELS + 1),
         ] {
             assert!(
                 matches!(

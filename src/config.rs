@@ -19,6 +19,12 @@ pub const DEFAULT_GROWTH_FACTOR: f64 = 2.0;
 /// The largest growth factor accepted (from a `Config` or a file): it bounds the next level a
 /// chain allocates to 64 times the size of its newest.
 pub const MAX_GROWTH_FACTOR: f64 = 64.0;
+/// The most levels a growable filter may have (FORMAT.md §4: a file holds at most this many).
+/// Every lookup probes every level, so a chain this long is already slow; it also bounds what
+/// reading a chain costs (a hostile file of many tiny levels allocates at most about 60 KiB
+/// of per-level state). With the default tightening the widest fingerprints run out at about
+/// 60 levels anyway.
+pub const MAX_LEVELS: u32 = 128;
 /// The default ratio between the false-positive shares of successive levels.
 pub const DEFAULT_TIGHTENING: f64 = 0.8;
 /// The default seed.
@@ -235,8 +241,9 @@ impl Config {
     }
 
     /// For a [`ScalableCuckooFilter`](crate::ScalableCuckooFilter): the most levels it may
-    /// grow to (0, the default: as many as the widest fingerprints allow). An insert that
-    /// would need one more returns [`Error::Full`](crate::Error::Full).
+    /// grow to, at most [`MAX_LEVELS`] (0, the default: as many as the widest fingerprints
+    /// allow, up to [`MAX_LEVELS`]). An insert that would need one more returns
+    /// [`Error::Full`](crate::Error::Full).
     ///
     /// ```
     /// use cuckoo_sst::{Config, Error, ScalableCuckooFilter};
@@ -306,6 +313,16 @@ impl Config {
                 "fingerprint_bits",
                 "a growable filter widens the fingerprints of new levels to keep its false-positive \
                  bound; set false_positive_rate instead",
+            ));
+        }
+        if self.max_levels > MAX_LEVELS {
+            return Err(Error::invalid(
+                "max_levels",
+                format!(
+                    "{} is more than {MAX_LEVELS}, the most a file holds (0 means up to \
+                     {MAX_LEVELS})",
+                    self.max_levels
+                ),
             ));
         }
         Ok(ChainParams {

@@ -93,7 +93,7 @@ pub use chain::ScalableCuckooFilter;
 pub use checks::Health;
 pub use config::{
     Config, DEFAULT_BUCKET_SIZE, DEFAULT_FPR, DEFAULT_GROWTH_FACTOR, DEFAULT_MAX_KICKS,
-    DEFAULT_SEED, DEFAULT_TIGHTENING, MAX_GROWTH_FACTOR, MAX_KICKS_LIMIT,
+    DEFAULT_SEED, DEFAULT_TIGHTENING, MAX_GROWTH_FACTOR, MAX_KICKS_LIMIT, MAX_LEVELS,
 };
 pub use error::{Error, Result};
 pub use filter::CuckooFilter;

@@ -3,10 +3,8 @@
 //! thread while `CuckooFilter::from_bytes`, `FilterRef::from_bytes`,
 //! `ScalableCuckooFilter::from_bytes` and `MappedFilter::read` take an input — the committed
 //! fuzz corpora, valid files, headers whose length fields lie (with valid checksums), and
-//! thousands of random field changes — and holds it to the input's length plus 64 KiB. One
-//! kind of input misses that target by a constant factor (an owned chain of many one-line
-//! levels, see `a_chain_of_many_tiny_levels_takes_a_few_times_its_size`); the ignored test
-//! holds it to the target.
+//! thousands of random field changes, chains of the most levels a file may hold — and holds it
+//! to the input's length plus 64 KiB.
 
 mod common;
 
@@ -377,34 +375,28 @@ fn level_counts_that_fill_the_file_allocate_nothing_in_proportion() {
     }
 }
 
-/// The one input that misses the target of the input's length plus 64 KiB, and by how much:
-/// a valid chain of many levels of one cache line each. `ScalableCuckooFilter::from_bytes`
-/// builds an owned `CuckooFilter` per level (its table, at least 64 bytes, plus the struct
-/// and the decoder's level descriptor), about 3.6 times the 128 bytes of file per level; the
-/// readers that borrow the bytes keep a descriptor per level only. Linear in the input, never
-/// in a field's value; held here to 4× (owned) and 2× (borrowed).
+/// A valid chain of many levels of one cache line each: `ScalableCuckooFilter::from_bytes`
+/// builds an owned `CuckooFilter` per level (its table, at least 64 bytes, plus the struct and
+/// the decoder's level descriptor), a few times the 132 bytes of file per level; but a file
+/// holds at most `MAX_LEVELS` levels (FORMAT.md §4), so that stays within the slack. Counts
+/// above the limit are refused before any level is read.
 #[test]
-fn a_chain_of_many_tiny_levels_takes_a_few_times_its_size() {
-    for levels in [10, 500, 4000] {
+fn tiny_levels_within_the_input_plus_64k() {
+    let dir = tempfile::tempdir().unwrap();
+    for levels in [10, 100, cuckoo_sst::MAX_LEVELS] {
         let bytes = tiny_levels(levels);
         let (c, p) = peak_of(|| ScalableCuckooFilter::from_bytes(&bytes).unwrap());
         assert_eq!(c.levels(), levels as usize);
         drop(c);
         println!("{levels} levels of 64 bytes: {p} bytes for {}", bytes.len());
-        assert!(p <= 4 * bytes.len() + SLACK, "{levels} levels: {p}");
-        let (_, p) = peak_of(|| FilterRef::from_bytes(&bytes).is_ok());
-        assert!(p <= 2 * bytes.len() + SLACK, "{levels} levels: {p}");
-    }
-}
-
-/// The target for those inputs too: fails today (see above); run with `--ignored`.
-#[test]
-#[ignore = "an owned chain of many one-line levels takes about 3.6x the input (src/chain.rs)"]
-fn tiny_levels_within_the_input_plus_64k() {
-    let dir = tempfile::tempdir().unwrap();
-    for levels in [10, 500, 4000] {
-        let bytes = tiny_levels(levels);
         check(&format!("{levels} levels"), &bytes);
         check_file(&format!("{levels} levels"), &dir.path().join("f"), &bytes);
+    }
+    for levels in [cuckoo_sst::MAX_LEVELS + 1, 500, 4000] {
+        let bytes = tiny_levels(levels);
+        let (r, p) = peak_of(|| ScalableCuckooFilter::from_bytes(&bytes).is_err());
+        assert!(r, "{levels} levels accepted");
+        assert!(p < 1024, "{levels} levels: {p} bytes to refuse them");
+        check(&format!("{levels} levels"), &bytes);
     }
 }

@@ -672,6 +672,11 @@ fn every_chain_check() {
         ),
         ("max_levels 1", |b| put_u32(b, 72, 1), "Corrupt(max_levels)"),
         (
+            "max_levels 129",
+            |b| put_u32(b, 72, 129),
+            "Corrupt(max_levels)",
+        ),
+        (
             "chain_bucket_size 3",
             |b| b[96] = 3,
             "Corrupt(chain_bucket_size)",
@@ -766,7 +771,8 @@ fn every_chain_check() {
             put_u64(b, 64, f64::MIN_POSITIVE.to_bits())
         }),
         ("max_levels at the levels", |b| put_u32(b, 72, 3)),
-        ("max_levels 0 (unlimited)", |b| put_u32(b, 72, 0)),
+        ("max_levels 128", |b| put_u32(b, 72, 128)),
+        ("max_levels 0 (up to 128)", |b| put_u32(b, 72, 0)),
         ("chain_bucket_size 0 (free)", |b| b[96] = 0),
         ("chain_encoding 0 (free)", |b| b[97] = 0),
     ];

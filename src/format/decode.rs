@@ -15,7 +15,7 @@ use super::{
     FLAG_CHAIN, FileMeta, HASH_SCHEME, HEADER_CRC_OFFSET, HEADER_LEN, LEVEL_LEN, LevelMeta, MAGIC,
     OLDEST_VERSION, VERSION, checksum_table_len, chunks_in,
 };
-use crate::config::MAX_GROWTH_FACTOR;
+use crate::config::{MAX_GROWTH_FACTOR, MAX_LEVELS};
 use crate::error::{Error, Result};
 use crate::table::{self, CACHE_LINE, Encoding, Geometry};
 
@@ -219,10 +219,10 @@ fn step4_header_fields(h: &ArchivedFileHeader, version: u32, actual: u64) -> Res
         return Err(Error::corrupt("flags", format!("unknown flags {flags:#x}")));
     }
     let level_count = h.level_count.to_native();
-    if level_count == 0 {
+    if level_count == 0 || level_count > MAX_LEVELS {
         return Err(Error::corrupt(
             "level_count",
-            "a file holds at least one level",
+            format!("{level_count}: a file holds 1 to {MAX_LEVELS} levels"),
         ));
     }
     let max_kicks = h.max_kicks.to_native();
@@ -384,10 +384,10 @@ fn chain_fields(
             format!("{tightening} is not in (0, 1)"),
         ));
     }
-    if max_levels != 0 && level_count > max_levels {
+    if max_levels > MAX_LEVELS || (max_levels != 0 && level_count > max_levels) {
         return Err(Error::corrupt(
             "max_levels",
-            format!("{max_levels}, but the file holds {level_count} levels"),
+            format!("{max_levels}: not 0 or {level_count} (the file's levels) to {MAX_LEVELS}"),
         ));
     }
     let bucket_size = match h.chain_bucket_size {
