@@ -383,43 +383,53 @@ fn two_passes<C: Codec>(c: &C, geo: &Geometry, t: &mut [u8], seeded: &[u64]) -> 
 /// Pass 1 of [`place_all`]; returns the keys it moves on, with their second bucket.
 fn first_pass<C: Codec>(c: &C, geo: &Geometry, t: &mut [u8], seeded: &[u64]) -> Vec<(u32, u64)> {
     let b = c.slots();
-    let m = geo.num_buckets() as usize;
+    let m = geo.num_buckets();
+    let first = |s: u64| hash::first_bucket(s, m);
     // How many keys have each bucket as their first (saturating): a bucket that many keys
     // want first has little room for keys that want it second.
-    let mut demand = vec![0u8; m];
+    let mut demand = vec![0u8; m as usize];
     for &s in seeded {
-        let d = &mut demand[locate_seeded(geo, s).i1 as usize];
+        let d = &mut demand[first(s) as usize];
         *d = d.saturating_add(1);
     }
     // Pass 1: runs of keys that share a first bucket. A run longer than the bucket keeps the
     // keys whose second bucket is most in demand and leaves the others to pass 2.
     let mut second: Vec<(u32, u64)> = Vec::new();
-    let mut run: Vec<(u8, u32, u32, u64)> = Vec::new(); // (demand of i2, fp, i2, seeded)
-    let mut keys = seeded
-        .iter()
-        .map(|&s| (locate_seeded(geo, s), s))
-        .peekable();
-    while let Some((first, s)) = keys.next() {
-        run.clear();
-        run.push((0, first.fp, first.i2 as u32, s));
-        while let Some((next, s)) = keys.next_if(|(next, _)| next.i1 == first.i1) {
-            run.push((0, next.fp, next.i2 as u32, s));
-        }
-        if run.len() > b {
-            for key in run.iter_mut() {
-                key.0 = demand[key.2 as usize];
-            }
-            run.sort_unstable_by(|x, y| y.cmp(x));
-            for &(_, _, i2, s) in &run[b..] {
-                second.push((i2, s));
-            }
-            run.truncate(b);
-        }
+    // A key of an overfull run as one number that orders like (demand of its second bucket,
+    // fingerprint, seeded hash): within a run the second bucket is a function of the
+    // fingerprint, so no more is needed to rank the keys, and distinct keys never tie.
+    let mut run: Vec<u128> = Vec::new();
+    let mut at = 0;
+    while at < seeded.len() {
+        let i1 = first(seeded[at]);
+        let len = seeded[at..]
+            .iter()
+            .position(|&s| first(s) != i1)
+            .unwrap_or(seeded.len() - at);
+        let keys = &seeded[at..at + len];
+        at += len;
         let mut slots = [0u32; 8];
-        for (slot, &(_, fp, _, _)) in slots.iter_mut().zip(&run) {
-            *slot = fp;
+        if len <= b {
+            for (slot, &s) in slots.iter_mut().zip(keys) {
+                *slot = hash::fingerprint(s, geo.fp_bits());
+            }
+        } else {
+            run.clear();
+            run.extend(keys.iter().map(|&s| {
+                let fp = hash::fingerprint(s, geo.fp_bits());
+                let i2 = hash::alt_bucket(i1, fp, m);
+                (demand[i2 as usize] as u128) << 96 | (fp as u128) << 64 | s as u128
+            }));
+            run.sort_unstable_by(|x, y| y.cmp(x));
+            for (slot, &k) in slots.iter_mut().zip(&run[..b]) {
+                *slot = (k >> 64) as u32;
+            }
+            for &k in &run[b..] {
+                let fp = (k >> 64) as u32;
+                second.push((hash::alt_bucket(i1, fp, m) as u32, k as u64));
+            }
         }
-        c.store_all(t, first.i1, &slots);
+        c.store_all(t, i1, &slots);
     }
     second
 }
