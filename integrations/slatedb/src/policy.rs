@@ -30,13 +30,19 @@ const BITS_REFERENCE_KEYS: usize = 1 << 16;
 
 /// Key counts at which the exact filter size is computed once, when the policy is made;
 /// [`FilterPolicy::estimate_size`] interpolates between them.
-const SIZE_LADDER: [usize; 5] = [0, 1 << 8, 1 << 12, 1 << 16, 1 << 20];
+const SIZE_LADDER: [usize; 5] = [0, 1 << 8, 1 << 12, BITS_REFERENCE_KEYS, 1 << 20];
+/// Where [`BITS_REFERENCE_KEYS`] is on the ladder.
+const REFERENCE_RUNG: usize = 3;
+const _: () = assert!(SIZE_LADDER[REFERENCE_RUNG] == BITS_REFERENCE_KEYS);
 
 /// A SlateDB filter policy that gives every SSTable a [`cuckoo_sst`] filter.
 ///
-/// Register it with `DbBuilder::with_filter_policies` (and `CompactorBuilder` /
-/// `CompactionWorkerBuilder::with_filter_policies` for a compactor run on its own), keeping an
-/// `Arc` to read its counters:
+/// Register it with `DbBuilder::with_filter_policies`; with
+/// `DbReaderBuilder::with_filter_policies` on every reader (a reader without it skips the
+/// filter blocks it does not know and reads every table); and with `CompactorBuilder` /
+/// `CompactionWorkerBuilder::with_filter_policies` for a compactor run on its own (otherwise
+/// the tables it writes get SlateDB's default Bloom filter). Keep an `Arc` to read its
+/// counters:
 ///
 /// ```
 /// use std::sync::Arc;
@@ -72,6 +78,8 @@ pub struct CuckooFilterPolicy {
     layout: Layout,
     /// `(keys, bytes)` of the filter file for each count in [`SIZE_LADDER`].
     sizes: [(usize, usize); SIZE_LADDER.len()],
+    /// The layout's false-positive bound (it does not depend on the key count).
+    expected_fpr: f64,
     counters: Arc<Counters>,
 }
 
@@ -210,8 +218,29 @@ impl CuckooFilterPolicy {
     /// Each block records its seed, so tables written with different seeds read back alike.
     ///
     /// ```
-    /// let policy = cuckoo_sst_slatedb::CuckooFilterPolicy::new().with_seed(7);
-    /// # let _ = policy;
+    /// use cuckoo_sst_slatedb::CuckooFilterPolicy;
+    /// use slatedb::bytes::Bytes;
+    /// use slatedb::filter_policy::{FilterPolicy, FilterQuery};
+    /// use slatedb::{RowEntry, ValueDeletable};
+    ///
+    /// let mut builder = CuckooFilterPolicy::new().with_seed(7).builder();
+    /// builder.add_entry(&RowEntry {
+    ///     key: Bytes::from_static(b"k"),
+    ///     value: ValueDeletable::Tombstone,
+    ///     seq: 1,
+    ///     create_ts: None,
+    ///     expire_ts: None,
+    /// });
+    /// let mut block = Vec::new();
+    /// builder.build().encode(&mut block);
+    ///
+    /// // A reader with the default seed reads the block, and the seed it records.
+    /// let reader = CuckooFilterPolicy::new();
+    /// let filter = reader.decode(&block);
+    /// assert!(filter.might_match(&FilterQuery::point(Bytes::from_static(b"k"))));
+    /// assert_eq!(reader.damaged_filters(), 0);
+    /// assert_eq!(cuckoo_sst::CuckooFilter::from_bytes(&block)?.seed(), 7);
+    /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn with_seed(mut self, seed: u64) -> CuckooFilterPolicy {
         self.layout.seed = seed;
@@ -220,15 +249,16 @@ impl CuckooFilterPolicy {
 
     fn with_layout(layout: Layout) -> cuckoo_sst::Result<CuckooFilterPolicy> {
         let mut sizes = [(0, 0); SIZE_LADDER.len()];
+        let mut expected_fpr = 0.0;
         for (slot, keys) in sizes.iter_mut().zip(SIZE_LADDER) {
-            *slot = (
-                keys,
-                CuckooFilter::new(layout.config(keys))?.size_in_bytes(),
-            );
+            let filter = CuckooFilter::new(layout.config(keys))?;
+            *slot = (keys, filter.size_in_bytes());
+            expected_fpr = filter.expected_fpr();
         }
         Ok(CuckooFilterPolicy {
             layout,
             sizes,
+            expected_fpr,
             counters: Arc::default(),
         })
     }
@@ -241,7 +271,7 @@ impl CuckooFilterPolicy {
     /// assert!(policy.expected_fpr() > 0.005 && policy.expected_fpr() <= 0.01);
     /// ```
     pub fn expected_fpr(&self) -> f64 {
-        self.reference().expected_fpr()
+        self.expected_fpr
     }
 
     /// Bits per key of this policy's filter for a table of 64 Ki distinct keys, the block's
@@ -252,15 +282,8 @@ impl CuckooFilterPolicy {
     /// assert!((9.4..9.7).contains(&policy.bits_per_key()));
     /// ```
     pub fn bits_per_key(&self) -> f64 {
-        let (keys, bytes) = self.sizes[3];
-        debug_assert_eq!(keys, BITS_REFERENCE_KEYS);
+        let (keys, bytes) = self.sizes[REFERENCE_RUNG];
         (bytes * 8) as f64 / keys as f64
-    }
-
-    /// A filter with this policy's layout for a table of 64 Ki keys.
-    fn reference(&self) -> CuckooFilter {
-        CuckooFilter::new(self.layout.config(BITS_REFERENCE_KEYS))
-            .expect("the layout was checked when the policy was made")
     }
 
     /// How many filter blocks this policy has decoded to an always-"maybe" filter because they
