@@ -512,13 +512,10 @@ pub(crate) fn probe_each<'a>(
     }
 }
 
-/// Keys looked up ahead in a batch: their buckets are prefetched this many keys before they
-/// are probed, so that many lookups' cache misses are in flight at once.
-const AHEAD: usize = 16;
-
 /// `out[i]`: whether any of `views` may hold the `i`th key of `hashes` (which yields at least
 /// `out.len()` hashes) — the batched lookup of a single filter (one view) and of several (a
-/// chain's levels, newest first). A single view prefetches each key's buckets [`AHEAD`] keys
+/// chain's levels, newest first). A single view prefetches each key's buckets
+/// [`Codec::BATCH_AHEAD`] keys
 /// before probing it, in a loop monomorphic in its codec. Several views work through blocks of
 /// 64 keys level by level: each key hashed once, each level's buckets for the block prefetched
 /// (when the level is larger than the caches) and then probed, one codec dispatch per level
@@ -632,7 +629,9 @@ fn batch_one<C: Codec>(
         i1: 0,
         i2: 0,
         fp: 0,
-    }; AHEAD];
+    }; 32];
+    const { assert!(C::BATCH_AHEAD <= 32 && C::BATCH_AHEAD.is_power_of_two()) };
+    let ring = &mut ring[..C::BATCH_AHEAD];
     for slot in ring.iter_mut() {
         match pending.next() {
             Some(p) => *slot = p,
@@ -640,9 +639,9 @@ fn batch_one<C: Codec>(
         }
     }
     for (i, o) in out.iter_mut().enumerate() {
-        let p = ring[i % AHEAD];
+        let p = ring[i % C::BATCH_AHEAD];
         if let Some(next) = pending.next() {
-            ring[i % AHEAD] = next;
+            ring[i % C::BATCH_AHEAD] = next;
         }
         *o = c.contains(v.region, p.i1 as u64, p.i2 as u64, p.fp);
     }

@@ -19,6 +19,12 @@ pub(crate) type Slots = [u32; 8];
 
 /// A bucket layout.
 pub(crate) trait Codec: Copy {
+    /// How many keys ahead a batch prefetches (`view::contains_batch`): enough lookups in
+    /// flight to cover a miss to memory, not so many that the prefetches queue behind each
+    /// other. A plain bucket is one line and one prefetch; bit-packed ones take two prefetches
+    /// (their loads may cross a line), so fewer keys fill the same queue.
+    const BATCH_AHEAD: usize = 16;
+
     /// Slots per bucket.
     fn slots(&self) -> usize;
 

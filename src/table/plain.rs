@@ -97,6 +97,8 @@ fn pair(a: u64, b: u64, bytes: usize) -> [u8; 16] {
 }
 
 impl<T: Slot, const B: usize> Codec for Plain<T, B> {
+    const BATCH_AHEAD: usize = 32;
+
     #[inline(always)]
     fn slots(&self) -> usize {
         B
