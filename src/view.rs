@@ -565,8 +565,9 @@ pub(crate) fn contains_batch_with(
 }
 
 /// One level of a block in [`contains_batch_with`]: derives and prefetches every key's buckets,
-/// then probes them, or-ing the answers into `out`.
-#[inline(always)]
+/// then probes them, or-ing the answers into `out`. A function of its own per codec, as
+/// [`batch_one`] is.
+#[inline(never)]
 fn level_block<C: Codec>(
     c: &C,
     v: &FilterRef<'_>,
@@ -606,8 +607,10 @@ struct Pending {
     fp: u32,
 }
 
-/// [`contains_batch_with`] for one view whose codec is `C`: a monomorphic loop.
-#[inline(always)]
+/// [`contains_batch_with`] for one view whose codec is `C`: a monomorphic loop, compiled as
+/// a function of its own for each codec (inlined into the dispatch of all 21, some codecs'
+/// loops came out slower than their single lookups).
+#[inline(never)]
 fn batch_one<C: Codec>(
     c: &C,
     v: &FilterRef<'_>,
