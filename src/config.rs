@@ -279,10 +279,50 @@ impl Config {
         self
     }
 
-    /// The same configuration for `capacity` items.
-    pub(crate) fn capacity(mut self, capacity: usize) -> Config {
+    /// The same configuration for `capacity` items: a template (rate, layout, seed) applied to
+    /// tables of different sizes.
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, CuckooFilter};
+    /// let template = Config::new(0).false_positive_rate(0.001).seed(7);
+    /// let f = CuckooFilter::new(template.clone().capacity(5000))?;
+    /// assert!(f.capacity() >= 5000 && f.seed() == 7);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn capacity(mut self, capacity: usize) -> Config {
         self.capacity = capacity;
         self
+    }
+
+    /// The bytes of the file (FORMAT.md) a [`CuckooFilter`](crate::CuckooFilter) of this
+    /// configuration takes — its in-memory table is the same size, less the header, level
+    /// table and checksum table — computed without building it: for sizing buffers and
+    /// reserving space ahead of a flush. `Err` for a configuration
+    /// [`CuckooFilter::new`](crate::CuckooFilter::new) would refuse.
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, CuckooFilter};
+    /// let c = Config::new(100_000);
+    /// assert_eq!(c.size_in_bytes()?, CuckooFilter::new(c)?.size_in_bytes());
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn size_in_bytes(&self) -> Result<usize> {
+        Ok(crate::format::file_len([self.geometry()?.table_bytes()]))
+    }
+
+    /// The false-positive bound of the layout this configuration chooses (both candidate
+    /// buckets full, `1 − (1 − 1/(2^f − 1))^(2b)`), computed without building a filter; at
+    /// most the configured rate unless the fingerprint width was set explicitly.
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, CuckooFilter};
+    /// let c = Config::new(1000).false_positive_rate(0.001);
+    /// assert!(c.expected_fpr()? <= 0.001);
+    /// assert_eq!(c.expected_fpr()?, CuckooFilter::new(c)?.expected_fpr());
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn expected_fpr(&self) -> Result<f64> {
+        Ok(self.geometry()?.fpr_bound())
     }
 
     /// The chain settings, checked.
