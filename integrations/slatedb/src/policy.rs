@@ -188,14 +188,14 @@ impl CuckooFilterPolicy {
                         seed: DEFAULT_SEED,
                     };
                     // Combinations the crate does not offer are refused; skip them.
-                    let Ok(f) = CuckooFilter::new(layout.config(BITS_REFERENCE_KEYS)) else {
+                    let config = layout.config(BITS_REFERENCE_KEYS);
+                    let (Ok(size), Ok(fpr)) = (config.size_in_bytes(), config.expected_fpr())
+                    else {
                         continue;
                     };
-                    let size = f.size_in_bytes();
                     if (size * 8) as f64 > bits * BITS_REFERENCE_KEYS as f64 {
                         continue;
                     }
-                    let fpr = f.expected_fpr();
                     if best
                         .as_ref()
                         .is_none_or(|&(b_fpr, b_size, _)| (fpr, size) < (b_fpr, b_size))
@@ -251,9 +251,9 @@ impl CuckooFilterPolicy {
         let mut sizes = [(0, 0); SIZE_LADDER.len()];
         let mut expected_fpr = 0.0;
         for (slot, keys) in sizes.iter_mut().zip(SIZE_LADDER) {
-            let filter = CuckooFilter::new(layout.config(keys))?;
-            *slot = (keys, filter.size_in_bytes());
-            expected_fpr = filter.expected_fpr();
+            let config = layout.config(keys);
+            *slot = (keys, config.size_in_bytes()?);
+            expected_fpr = config.expected_fpr()?;
         }
         Ok(CuckooFilterPolicy {
             layout,
