@@ -133,10 +133,13 @@ pub(crate) const fn fingerprint(seeded: u64, bits: u32) -> u32 {
 /// small tables would fail early). `o = 2·range(φ·fp, m/2) + 1` where `φ·fp` is the top 32 bits
 /// of `fp · 0x9E3779B97F4A7C15 mod 2^64` (Fibonacci hashing) and `range` is [`fast_range32`].
 #[inline]
-pub(crate) const fn alt_bucket(i: u64, fp: u32, num_buckets: u64) -> u64 {
+pub(crate) fn alt_bucket(i: u64, fp: u32, num_buckets: u64) -> u64 {
     let mixed = ((fp as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32;
     let o = 2 * fast_range32(mixed, num_buckets / 2) + 1;
-    if o >= i { o - i } else { o + num_buckets - i }
+    // Which case holds is a coin toss for every key: a branch would mispredict half the time
+    // (and LLVM turns a plain `if` into one inside lookup loops), so the choice is a select.
+    let d = o.wrapping_sub(i);
+    std::hint::select_unpredictable(o >= i, d, d.wrapping_add(num_buckets))
 }
 
 /// The deterministic generator of the relocation walk: SplitMix64.
