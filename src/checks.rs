@@ -190,10 +190,10 @@ impl Checks {
         if self.contents_ok.load(Relaxed) {
             return Ok(());
         }
-        if self.rejected() {
-            if let Some(e) = self.damage.get() {
-                return Err(e.duplicate());
-            }
+        if self.rejected()
+            && let Some(e) = self.damage.get()
+        {
+            return Err(e.duplicate());
         }
         self.check_all_chunks(bytes, meta)?;
         for k in 0..meta.levels.len() {

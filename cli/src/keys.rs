@@ -61,7 +61,7 @@ fn hex(line: &[u8]) -> Result<Vec<u8>, String> {
     if text.is_empty() {
         return Err("empty key".into());
     }
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return Err(format!(
             "odd number of hex digits ({}): a byte is two digits",
             text.len()

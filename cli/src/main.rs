@@ -451,7 +451,7 @@ fn progress(n: u64) -> ProgressBar {
 }
 
 fn tick(bar: &ProgressBar, i: usize) {
-    if i % 65_536 == 0 {
+    if i.is_multiple_of(65_536) {
         bar.set_position(i as u64);
     }
 }

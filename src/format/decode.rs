@@ -137,12 +137,12 @@ impl Header {
 /// whose first bytes are not a prefix of the magic is `BadMagic`, not `Truncated`: it is not a
 /// filter at all.
 fn step1_length_and_magic(bytes: &[u8]) -> Result<()> {
-    if let Some(magic) = bytes.get(..MAGIC.len()) {
-        if magic != MAGIC {
-            let mut found = [0u8; 8];
-            found.copy_from_slice(magic);
-            return Err(Error::BadMagic { found });
-        }
+    if let Some(magic) = bytes.get(..MAGIC.len())
+        && magic != MAGIC
+    {
+        let mut found = [0u8; 8];
+        found.copy_from_slice(magic);
+        return Err(Error::BadMagic { found });
     }
     if bytes.len() < HEADER_LEN {
         let mut found = [0u8; 8];
@@ -468,13 +468,13 @@ fn step6_levels(level_table: &[u8], header: &Header) -> Result<Vec<LevelMeta>> {
             .ok_or_else(|| overflow("chunk_count"))?;
         levels.push(level);
     }
-    if let Coverage::Chunks { count, .. } = header.coverage {
-        if chunks != count {
-            return Err(Error::corrupt(
-                "chunk_count",
-                format!("{count}, but the regions have {chunks} chunks"),
-            ));
-        }
+    if let Coverage::Chunks { count, .. } = header.coverage
+        && chunks != count
+    {
+        return Err(Error::corrupt(
+            "chunk_count",
+            format!("{count}, but the regions have {chunks} chunks"),
+        ));
     }
     if offset != header.file_len {
         return Err(Error::corrupt(
@@ -485,18 +485,17 @@ fn step6_levels(level_table: &[u8], header: &Header) -> Result<Vec<LevelMeta>> {
             ),
         ));
     }
-    if header.chain.is_none() {
-        if let Some(level) = levels.first() {
-            if level.target_fpr.to_bits() != header.target_fpr.to_bits() {
-                return Err(Error::corrupt(
-                    "target_fpr",
-                    format!(
-                        "{}, but the filter's level says {}",
-                        header.target_fpr, level.target_fpr
-                    ),
-                ));
-            }
-        }
+    if header.chain.is_none()
+        && let Some(level) = levels.first()
+        && level.target_fpr.to_bits() != header.target_fpr.to_bits()
+    {
+        return Err(Error::corrupt(
+            "target_fpr",
+            format!(
+                "{}, but the filter's level says {}",
+                header.target_fpr, level.target_fpr
+            ),
+        ));
     }
     if items != header.item_count {
         return Err(Error::corrupt(

@@ -152,7 +152,7 @@ impl Geometry {
                 format!("{bucket_size} is not supported; use 2, 4 or 8"),
             ));
         }
-        if !(2..=MAX_BUCKETS).contains(&num_buckets) || num_buckets % 2 != 0 {
+        if !(2..=MAX_BUCKETS).contains(&num_buckets) || !num_buckets.is_multiple_of(2) {
             return Err(Error::invalid(
                 "capacity",
                 format!(
@@ -402,7 +402,7 @@ mod tests {
         assert_eq!(&t[60..64], &[4, 3, 2, 1]);
         assert_eq!(g.layout().read(t, 3)[3], 0x0102_0304);
         assert_eq!(scan(&g, t), Ok(1));
-        assert!(buf.bytes().as_ptr() as usize % CACHE_LINE == 0);
+        assert!((buf.bytes().as_ptr() as usize).is_multiple_of(CACHE_LINE));
     }
 
     /// The codec's own slot operations in every layout: `slots` is the bucket size,
