@@ -162,7 +162,7 @@ impl<'a> FilterRef<'a> {
     /// # f.insert(b"a").unwrap();
     /// assert!(f.as_filter_ref().contains_hash(cuckoo_sst::KeyHash::of(b"a")));
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn contains_hash(&self, h: KeyHash) -> bool {
         let s = locate(&self.geo, self.seed, h);
         kernel::contains(&self.geo, self.region, s.i1, s.i2, s.fp)

@@ -6,7 +6,7 @@ use super::raw::Region;
 use super::{Codec, Geometry, with_codec};
 
 /// Whether `fp` is in bucket `i1` or bucket `i2`.
-#[inline]
+#[inline(always)]
 pub(crate) fn contains(g: &Geometry, r: Region<'_>, i1: u64, i2: u64, fp: u32) -> bool {
     debug_assert!(
         fp <= u32::MAX >> (32 - g.fp_bits()),

@@ -18,6 +18,11 @@ pub(crate) trait Slot: Copy + std::fmt::Debug + PartialEq + 'static {
     fn eq16(chunk: [u8; 16], fp: u32) -> u32;
     /// One bit per lane of `chunk` (32 little-endian bytes) equal to `fp`.
     fn eq32(chunk: [u8; 32], fp: u32) -> u32;
+    /// Whether any lane of `a` or of `b` (16 little-endian bytes each) equals `fp`: the two
+    /// compares or-ed, then one mask test.
+    fn any16(a: [u8; 16], b: [u8; 16], fp: u32) -> bool;
+    /// [`any16`](Slot::any16) for 32-byte chunks.
+    fn any32(a: [u8; 32], b: [u8; 32], fp: u32) -> bool;
 }
 
 // Lanes hold the stored little-endian bytes as they are, and the needle is converted the same
@@ -35,6 +40,18 @@ macro_rules! slot {
             fn eq32(chunk: [u8; 32], fp: u32) -> u32 {
                 let v: $v32 = bytemuck::cast(chunk);
                 v.simd_eq(<$v32>::splat((fp as $t).to_le())).to_bitmask() as u32
+            }
+            #[inline(always)]
+            fn any16(a: [u8; 16], b: [u8; 16], fp: u32) -> bool {
+                let needle = <$v16>::splat((fp as $t).to_le());
+                let (a, b): ($v16, $v16) = (bytemuck::cast(a), bytemuck::cast(b));
+                (a.simd_eq(needle) | b.simd_eq(needle)).any()
+            }
+            #[inline(always)]
+            fn any32(a: [u8; 32], b: [u8; 32], fp: u32) -> bool {
+                let needle = <$v32>::splat((fp as $t).to_le());
+                let (a, b): ($v32, $v32) = (bytemuck::cast(a), bytemuck::cast(b));
+                (a.simd_eq(needle) | b.simd_eq(needle)).any()
             }
         }
     };
@@ -107,16 +124,11 @@ impl<T: Slot, const B: usize> Codec for Plain<T, B> {
     #[inline(always)]
     fn contains(&self, r: Region<'_>, i1: u64, i2: u64, fp: u32) -> bool {
         let b = Self::BUCKET;
-        let found = match b {
-            ..=8 => T::eq16(pair(Self::small(r, i1), Self::small(r, i2), b), fp),
-            16 => {
-                T::eq16(r.bytes16(i1 as usize * 16), fp) | T::eq16(r.bytes16(i2 as usize * 16), fp)
-            }
-            _ => {
-                T::eq32(r.bytes32(i1 as usize * 32), fp) | T::eq32(r.bytes32(i2 as usize * 32), fp)
-            }
-        };
-        found != 0
+        match b {
+            ..=8 => T::eq16(pair(Self::small(r, i1), Self::small(r, i2), b), fp) != 0,
+            16 => T::any16(r.bytes16(i1 as usize * 16), r.bytes16(i2 as usize * 16), fp),
+            _ => T::any32(r.bytes32(i1 as usize * 32), r.bytes32(i2 as usize * 32), fp),
+        }
     }
 
     #[inline(always)]
