@@ -248,11 +248,11 @@ impl<const F: u32> Codec for SemiFast<F> {
     fn contains(&self, r: Region<'_>, i1: u64, i2: u64, fp: u32) -> bool {
         let (q_low, q_nibble) = split(fp, Self::LOW);
         let (w1, w2) = (r.window(i1 * Self::BITS), r.window(i2 * Self::BITS));
-        let e1 = Self::LOWS.equal(w1 >> INDEX_BITS, q_low);
-        let e2 = Self::LOWS.equal(w2 >> INDEX_BITS, q_low);
-        if e1 | e2 == 0 {
+        let equal = Self::LOWS.equal2(w1, w2, INDEX_BITS, q_low);
+        if equal.none() {
             return false;
         }
+        let [e1, e2] = equal.words();
         let m1 = slots_with(w1, q_nibble) & Self::GATHER.apply(e1 >> (Self::LOW - 1));
         let m2 = slots_with(w2, q_nibble) & Self::GATHER.apply(e2 >> (Self::LOW - 1));
         (m1 | m2) != 0
