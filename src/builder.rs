@@ -473,7 +473,28 @@ fn second_bucket(geo: &Geometry, s: u64) -> u64 {
     )
 }
 
+/// The number of keys from `seeded[at]` on whose first bucket is `i1`, where `seeded[at..]`
+/// starts with the keys of bucket `i1`, if any: `demand[i1]`, unless it saturated.
+#[inline(always)]
+fn run_len(geo: &Geometry, seeded: &[u64], at: usize, i1: u64, demand: &[u8]) -> usize {
+    match demand[i1 as usize] {
+        u8::MAX => {
+            let m = geo.num_buckets();
+            let rest = &seeded[at..];
+            rest.iter()
+                .position(|&s| hash::first_bucket(s, m) != i1)
+                .unwrap_or(rest.len())
+        }
+        d => d as usize,
+    }
+}
+
 /// Pass 1 of [`place_all`]; returns the seeded hashes of the keys it moves on, ascending.
+///
+/// It goes through the buckets in order, each with its run of keys (those whose first bucket
+/// it is; the keys are sorted, so the runs come in bucket order). A run longer than the
+/// bucket keeps the keys whose second bucket is most in demand and leaves the others to pass
+/// 2.
 fn first_pass<C: Codec>(
     c: &C,
     geo: &Geometry,
@@ -481,57 +502,51 @@ fn first_pass<C: Codec>(
     room: &mut Room,
     seeded: &[u64],
 ) -> Vec<u64> {
-    /// Keys ahead of the current one whose second bucket's demand is prefetched: an overfull
-    /// run reads the demand of each key's second bucket, a random byte of a table-sized array.
-    const AHEAD: usize = 32;
+    /// Buckets ahead of the current one whose keys have the demand of their second bucket
+    /// prefetched (if the run is overfull): a random byte of a table-sized array each.
+    const AHEAD: u64 = 8;
     let b = c.slots();
     let m = geo.num_buckets();
-    let first = |s: u64| hash::first_bucket(s, m);
     let demand = first_demand(geo, seeded);
-    // Pass 1: runs of keys that share a first bucket. A run longer than the bucket keeps the
-    // keys whose second bucket is most in demand and leaves the others to pass 2.
     let mut second: Vec<u64> = Vec::new();
-    // A key of an overfull run as one number that orders like (demand of its second bucket,
-    // fingerprint, seeded hash): within a run the second bucket is a function of the
-    // fingerprint, so no more is needed to rank the keys, and distinct keys never tie.
-    let mut run: Vec<u128> = Vec::new();
-    let mut at = 0;
-    let mut prefetched = 0;
-    while at < seeded.len() {
-        let i1 = first(seeded[at]);
-        let len = seeded[at..]
-            .iter()
-            .position(|&s| first(s) != i1)
-            .unwrap_or(seeded.len() - at);
+    let mut ranks: Vec<u64> = Vec::new();
+    // Where the keys of buckets `i1` and `i1 + AHEAD` start.
+    let (mut at, mut ahead_at) = (0, 0);
+    for i in 0..AHEAD.min(m) {
+        ahead_at += run_len(geo, seeded, ahead_at, i, &demand);
+    }
+    for i1 in 0..m {
+        if i1 + AHEAD < m {
+            let i = i1 + AHEAD;
+            let len = run_len(geo, seeded, ahead_at, i, &demand);
+            if len > b {
+                for &s in &seeded[ahead_at..ahead_at + len] {
+                    crate::prefetch::prefetch(&demand, second_bucket(geo, s) as usize);
+                }
+            }
+            ahead_at += len;
+        }
+        let len = run_len(geo, seeded, at, i1, &demand);
+        if len == 0 {
+            continue;
+        }
         let keys = &seeded[at..at + len];
         at += len;
-        for &s in seeded
-            .get(prefetched..(at + AHEAD).min(seeded.len()))
-            .unwrap_or(&[])
-        {
-            crate::prefetch::prefetch(&demand, second_bucket(geo, s) as usize);
-        }
-        prefetched = prefetched.max((at + AHEAD).min(seeded.len()));
         let mut slots = [0u32; 8];
         if len <= b {
             for (slot, &s) in slots.iter_mut().zip(keys) {
                 *slot = hash::fingerprint(s, geo.fp_bits());
             }
         } else {
-            run.clear();
-            run.extend(keys.iter().map(|&s| {
-                let fp = hash::fingerprint(s, geo.fp_bits());
-                let i2 = hash::alt_bucket(i1, fp, m);
-                (demand[i2 as usize] as u128) << 96 | (fp as u128) << 64 | s as u128
-            }));
-            run.sort_unstable_by(|x, y| y.cmp(x));
-            for (slot, &k) in slots.iter_mut().zip(&run[..b]) {
-                *slot = (k >> 64) as u32;
-            }
-            // In ascending order, as the runs are: `second` stays sorted.
-            let moved = second.len();
-            second.extend(run[b..].iter().map(|&k| k as u64));
-            second[moved..].sort_unstable();
+            keep_best(
+                geo,
+                &demand,
+                i1,
+                keys,
+                &mut slots[..b],
+                &mut ranks,
+                &mut second,
+            );
         }
         c.store_all(t, i1, &slots);
         if len >= b {
@@ -539,6 +554,72 @@ fn first_pass<C: Codec>(
         }
     }
     second
+}
+
+/// Pass 1 for the overfull run `keys` (ascending seeded hashes whose first bucket is `i1`):
+/// puts the fingerprints of the keys to keep in `slots`, best first, and appends the others
+/// to `second`, in their order. The best keys are those whose second bucket is most in demand,
+/// then those with the greater fingerprint, then those with the greater hash (within a run the
+/// second bucket is a function of the fingerprint, and distinct keys never tie). `ranks` is
+/// room to work in.
+fn keep_best(
+    geo: &Geometry,
+    demand: &[u8],
+    i1: u64,
+    keys: &[u64],
+    slots: &mut [u32],
+    ranks: &mut Vec<u64>,
+    second: &mut Vec<u64>,
+) {
+    /// Longest run ranked by counting, in `O(len²)` compares; longer ones (only ever seen
+    /// from crafted hashes) are sorted.
+    const COUNTED: usize = 256;
+    let m = geo.num_buckets();
+    let rank = |s: u64| {
+        let fp = hash::fingerprint(s, geo.fp_bits());
+        let i2 = hash::alt_bucket(i1, fp, m);
+        (demand[i2 as usize] as u64) << 32 | fp as u64
+    };
+    if keys.len() > COUNTED {
+        keep_best_sorted(keys, slots, second, rank);
+        return;
+    }
+    // (demand, fingerprint, position in the run) in one number: the keys are ascending, so
+    // the position orders ties as the hash does.
+    ranks.clear();
+    ranks.extend(
+        keys.iter()
+            .enumerate()
+            .map(|(k, &s)| rank(s) << 8 | k as u64),
+    );
+    for (&s, &r) in keys.iter().zip(ranks.iter()) {
+        let above = ranks.iter().filter(|&&q| q > r).count();
+        match slots.get_mut(above) {
+            Some(slot) => *slot = (r >> 8) as u32,
+            None => second.push(s),
+        }
+    }
+}
+
+/// [`keep_best`] for a long run, by sorting it: `rank` gives a key's (demand of its second
+/// bucket, fingerprint) as one number.
+fn keep_best_sorted(
+    keys: &[u64],
+    slots: &mut [u32],
+    second: &mut Vec<u64>,
+    rank: impl Fn(u64) -> u64,
+) {
+    let mut run: Vec<u128> = keys
+        .iter()
+        .map(|&s| (rank(s) as u128) << 64 | s as u128)
+        .collect();
+    run.sort_unstable_by(|x, y| y.cmp(x));
+    for (slot, &k) in slots.iter_mut().zip(&run) {
+        *slot = (k >> 64) as u32;
+    }
+    let moved = second.len();
+    second.extend(run[slots.len()..].iter().map(|&k| k as u64));
+    second[moved..].sort_unstable();
 }
 
 /// Pass 2 of [`place_all`]: places the keys of `second` (ascending seeded hashes) in their
@@ -678,6 +759,72 @@ mod tests {
         let (geo, t) = f.table_mut();
         assert_eq!(crate::table::scan(&geo, t), Ok(n));
         assert!((0..n).all(|i| f.contains(&i.to_le_bytes())));
+    }
+
+    /// Ranking a run by counting and by sorting keep the same keys in the same slots and move
+    /// the same keys on, in the same order.
+    #[test]
+    fn counting_and_sorting_rank_runs_alike() {
+        let mut f = CuckooFilter::new(Config::new(10_000)).unwrap();
+        let geo = f.table_mut().0;
+        let m = geo.num_buckets();
+        let mut rng = SplitMix64::new(11);
+        // Few distinct demands and narrow fingerprints, so that ranks often tie.
+        let demand: Vec<u8> = (0..m).map(|_| rng.below(3) as u8).collect();
+        for len in [5, 6, 9, 17, 40, 256] {
+            let i1 = rng.below(m);
+            let mut keys: Vec<u64> = (0..len)
+                .map(|_| (rng.next_u64() & !(0x3FF << 8)) | (rng.below(4) << 8))
+                .collect();
+            keys.sort_unstable();
+            keys.dedup();
+            let rank = |s: u64| {
+                let fp = hash::fingerprint(s, geo.fp_bits());
+                (demand[hash::alt_bucket(i1, fp, m) as usize] as u64) << 32 | fp as u64
+            };
+            let (mut counted, mut sorted) = ([0u32; 4], [0u32; 4]);
+            let (mut moved_counted, mut moved_sorted) = (vec![], vec![]);
+            keep_best(
+                &geo,
+                &demand,
+                i1,
+                &keys,
+                &mut counted,
+                &mut vec![],
+                &mut moved_counted,
+            );
+            keep_best_sorted(&keys, &mut sorted, &mut moved_sorted, rank);
+            assert_eq!(counted, sorted, "len {len}");
+            assert_eq!(moved_counted, moved_sorted, "len {len}");
+            assert!(moved_counted.is_sorted());
+        }
+    }
+
+    /// Hashes crafted so that 600 keys share a first bucket: the run is ranked by sorting, and
+    /// every key is found (most of them far from their first bucket).
+    #[test]
+    fn a_run_too_long_to_count_is_sorted() {
+        let seed = 9;
+        let mut b = FilterBuilder::new(Config::new(0).seed(seed));
+        let mut rng = SplitMix64::new(5);
+        let hashes: Vec<KeyHash> = (0..20_000)
+            .map(|k| {
+                // The seeded hash `fmix64(h ^ seed)` of the first 600 has the same top 32 bits.
+                let low = rng.next_u64() & 0xFFFF_FFFF;
+                let seeded = if k < 600 {
+                    0x1234_5678 << 32 | low
+                } else {
+                    rng.next_u64()
+                };
+                KeyHash::from_u64(hash::fmix64_inverse(seeded) ^ seed)
+            })
+            .collect();
+        for &h in &hashes {
+            b.add_hash(h);
+        }
+        let f = b.finish().unwrap();
+        assert_eq!(f.len(), 20_000);
+        assert!(hashes.iter().all(|&h| f.contains_hash(h)));
     }
 
     #[test]

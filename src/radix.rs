@@ -23,9 +23,10 @@ pub(crate) enum Scratch {
 }
 
 impl Scratch {
-    /// Buffers of fewer values than this (2 MiB) are allocated on the heap: mapping costs
-    /// system calls.
-    const MAP_FROM: usize = 1 << 18;
+    /// Buffers of fewer values than this (32 MiB) are allocated on the heap: up to that size
+    /// glibc's allocator keeps freed memory for the next allocation (its dynamic mmap
+    /// threshold), so a builder that runs again reuses pages that are already mapped.
+    const MAP_FROM: usize = 1 << 22;
 
     /// A zeroed buffer of `n` values, or [`Error::OutOfMemory`].
     pub(crate) fn new(n: usize) -> Result<Scratch> {
@@ -58,6 +59,9 @@ impl Scratch {
 /// The widest digit, in bits: 2^11 counters (16 KiB) stay in L1 cache and 2^11 write streams
 /// stay within the TLB.
 const MAX_DIGIT: u32 = 11;
+
+/// The most passes a bucket takes: enough for 64 bits.
+const MAX_PASSES: usize = 64usize.div_ceil(MAX_DIGIT as usize);
 
 /// Buckets the top pass aims for, as a power of two of values (2^13 values, 64 KiB: the bucket
 /// and its copy fit in L2 cache).
@@ -104,28 +108,55 @@ enum Ties {
 /// top bits of the key, then sorts each bucket back into place in `v`.
 fn sort_with(v: &mut [u64], scratch: &mut [u64], key: impl Fn(u64) -> u64, ties: Ties) {
     let scratch = &mut scratch[..v.len()];
-    // Only the bits below the highest one where keys differ matter.
-    let bits = varying_bits(v, &key);
-    if v.len() <= SMALL || bits == 0 {
+    if v.len() <= SMALL {
         small_sort(v, &key, ties);
         return;
     }
-    let top = (ceil_log2(v.len()).saturating_sub(BUCKET_LOG2)).clamp(1, MAX_DIGIT.min(bits));
+    let top = ceil_log2(v.len())
+        .saturating_sub(BUCKET_LOG2)
+        .clamp(1, MAX_DIGIT);
+    // One read for both: the bits where keys differ, and how many keys have each value of
+    // the top bits, which is the histogram the scatter needs when the keys differ in bit 63
+    // (hashes do).
+    let mut counts = vec![0usize; 1 << top];
+    let bits = varying_bits(v, &key, 64 - top, &mut counts);
+    if bits == 0 {
+        return; // all keys equal: sorted, and stable
+    }
+    let top = top.min(bits);
     let shift = bits - top;
-    let mut starts = vec![0usize; (1 << top) + 1];
-    scatter(v, scratch, &key, shift, top, &mut starts);
+    if bits != 64 {
+        counts.truncate(1 << top);
+        histogram(v, &key, shift, &mut counts);
+    }
+    let starts = scatter(v, scratch, &key, shift, &counts);
+    let largest = starts.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+    let mut tmp = vec![0u64; largest];
+    let mut bucket_counts = vec![0usize; MAX_PASSES << MAX_DIGIT];
     for w in starts.windows(2) {
         let (a, b) = (w[0], w[1]);
-        sort_bucket(&mut scratch[a..b], &mut v[a..b], &key, shift, ties);
+        let bucket = Bucket {
+            src: &mut scratch[a..b],
+            tmp: &mut tmp[..b - a],
+            counts: &mut bucket_counts,
+            dst: &mut v[a..b],
+        };
+        bucket.sort(&key, shift, ties);
     }
 }
 
 /// The number of low bits in which the keys of `v` differ (0 when all are equal): bit
-/// `varying_bits - 1` is the highest one that is not the same in every key.
-fn varying_bits(v: &[u64], key: &impl Fn(u64) -> u64) -> u32 {
+/// `varying_bits - 1` is the highest one that is not the same in every key. Also counts, in
+/// `counts`, the keys with each value of their bits from `shift` up.
+fn varying_bits(v: &[u64], key: &impl Fn(u64) -> u64, shift: u32, counts: &mut [usize]) -> u32 {
     let Some(&first) = v.first() else { return 0 };
     let k0 = key(first);
-    let diff = v.iter().fold(0, |acc, &x| acc | (key(x) ^ k0));
+    let mut diff = 0;
+    for &x in v {
+        let k = key(x);
+        diff |= k ^ k0;
+        counts[(k >> shift) as usize] += 1;
+    }
     64 - diff.leading_zeros()
 }
 
@@ -134,87 +165,163 @@ fn ceil_log2(n: usize) -> u32 {
     usize::BITS - n.saturating_sub(1).leading_zeros()
 }
 
-/// One counting-sort pass: moves `src` into `dst` ordered by the digit of `width` bits at
-/// `shift` of each key, stably. `starts` (`2^width + 1` entries) receives where each digit's
-/// values begin in `dst`, and `src.len()` last.
+/// Counts, in `counts` (zeroed here; its length a power of two), the keys of `v` with each
+/// value of the digit at bit `shift`.
+fn histogram(v: &[u64], key: &impl Fn(u64) -> u64, shift: u32, counts: &mut [usize]) {
+    let mask = counts.len() as u64 - 1;
+    counts.fill(0);
+    for &x in v {
+        counts[((key(x) >> shift) & mask) as usize] += 1;
+    }
+}
+
+/// One counting-sort pass: moves `src` into `dst` ordered by the digit at bit `shift` of each
+/// key, stably, given how many keys have each digit (`counts`, whose length, a power of two up
+/// to 2^[`MAX_DIGIT`], gives the digit's width). Returns where each digit's keys begin in
+/// `dst`, followed by `src.len()`.
 fn scatter(
     src: &[u64],
     dst: &mut [u64],
     key: &impl Fn(u64) -> u64,
     shift: u32,
-    width: u32,
-    starts: &mut [usize],
+    counts: &[usize],
+) -> Vec<usize> {
+    let mut starts = Vec::with_capacity(counts.len() + 1);
+    starts.push(0);
+    let mut total = 0;
+    for &c in counts {
+        total += c;
+        starts.push(total);
+    }
+    scatter_from(src, dst, key, shift, &starts);
+    starts
+}
+
+/// The moving half of [`scatter`], given where each digit's keys begin (`starts`: one more
+/// entry than there are digits).
+fn scatter_from(
+    src: &[u64],
+    dst: &mut [u64],
+    key: &impl Fn(u64) -> u64,
+    shift: u32,
+    starts: &[usize],
 ) {
-    let mask = (1u64 << width) - 1;
-    let digit = |x: u64| ((key(x) >> shift) & mask) as usize;
-    let counts = &mut starts[..=mask as usize + 1];
-    counts.fill(0);
-    for &x in src {
-        counts[digit(x) + 1] += 1;
-    }
-    for d in 1..counts.len() {
-        counts[d] += counts[d - 1];
-    }
+    let mask = starts.len() as u64 - 2;
     let mut next = [0usize; 1 << MAX_DIGIT];
-    let next = &mut next[..=mask as usize];
-    next.copy_from_slice(&counts[..=mask as usize]);
+    let next = &mut next[..starts.len() - 1];
+    next.copy_from_slice(&starts[..starts.len() - 1]);
     for &x in src {
-        let d = digit(x);
+        let d = ((key(x) >> shift) & mask) as usize;
         dst[next[d]] = x;
         next[d] += 1;
     }
 }
 
-/// Sorts one bucket of the top pass, whose keys agree above bit `bits`, from `src` into `dst`
-/// (`src` is left in any order): least-significant-digit passes over the low bits that matter,
-/// then, for [`Ties::Unstable`], the runs that tie on them.
-fn sort_bucket(src: &mut [u64], dst: &mut [u64], key: &impl Fn(u64) -> u64, bits: u32, ties: Ties) {
-    if src.len() <= SMALL || bits == 0 {
-        dst.copy_from_slice(src);
-        if bits > 0 {
-            small_sort(dst, key, ties);
+/// One bucket of the top pass: its values in `src` (left in any order), a buffer as long,
+/// where the sorted values go, and room to count digits.
+struct Bucket<'a> {
+    src: &'a mut [u64],
+    tmp: &'a mut [u64],
+    dst: &'a mut [u64],
+    /// Room for the histograms of up to [`MAX_PASSES`] passes.
+    counts: &'a mut [usize],
+}
+
+/// One of a [`Bucket`]'s three buffers.
+#[derive(Clone, Copy, PartialEq)]
+enum Area {
+    /// `src`, the values as the top pass left them.
+    Src,
+    /// `tmp`, a buffer for the passes between.
+    Tmp,
+    /// `dst`, where the sorted values go.
+    Dst,
+}
+
+impl Bucket<'_> {
+    /// Sorts the bucket, whose keys agree above bit `bits`, into `dst`: least-significant-digit
+    /// passes over the low bits that matter (each from one buffer to another, the last into
+    /// `dst`), then, for [`Ties::Unstable`], the runs that tie on them.
+    fn sort(mut self, key: &impl Fn(u64) -> u64, bits: u32, ties: Ties) {
+        let len = self.src.len();
+        if len <= SMALL || bits == 0 {
+            self.dst.copy_from_slice(self.src);
+            if bits > 0 {
+                small_sort(self.dst, key, ties);
+            }
+            return;
         }
-        return;
+        let sorted_bits = match ties {
+            Ties::Unstable => bits.min(ceil_log2(len) + EXTRA),
+            Ties::Stable => bits,
+        };
+        let low = bits - sorted_bits;
+        let passes = sorted_bits.div_ceil(MAX_DIGIT);
+        let width = sorted_bits.div_ceil(passes);
+        // Every pass's histogram in one read: pass `p`'s at `counts[p << width..]`.
+        let widths = |p: u32| width.min(bits - (low + p * width));
+        let counts = &mut self.counts[..(passes as usize) << width];
+        counts.fill(0);
+        for &x in self.src.iter() {
+            let k = key(x);
+            for p in 0..passes {
+                let mask = (1u64 << widths(p)) - 1;
+                counts[((p as usize) << width) + ((k >> (low + p * width)) & mask) as usize] += 1;
+            }
+        }
+        let mut at = Area::Src;
+        for p in 0..passes {
+            let to = if p + 1 == passes {
+                Area::Dst
+            } else if at == Area::Tmp {
+                Area::Src
+            } else {
+                Area::Tmp
+            };
+            let mut starts = [0usize; (1 << MAX_DIGIT) + 1];
+            let n = 1 << widths(p);
+            for d in 0..n {
+                starts[d + 1] = starts[d] + self.counts[((p as usize) << width) + d];
+            }
+            let (from, into) = self.pair(at, to);
+            scatter_from(from, into, key, low + p * width, &starts[..=n]);
+            at = to;
+        }
+        if ties == Ties::Unstable && low > 0 {
+            sort_tied_runs(self.dst, low);
+        }
     }
-    let sorted_bits = match ties {
-        Ties::Unstable => bits.min(ceil_log2(src.len()) + EXTRA),
-        Ties::Stable => bits,
-    };
-    let low = bits - sorted_bits;
-    let passes = sorted_bits.div_ceil(MAX_DIGIT);
-    let width = sorted_bits.div_ceil(passes);
-    let mut starts = [0usize; (1 << MAX_DIGIT) + 1];
-    let (mut from, mut to) = (src, dst);
-    for p in 0..passes {
-        let shift = low + p * width;
-        let w = width.min(bits - shift);
-        scatter(from, to, key, shift, w, &mut starts[..(1 << w) + 1]);
-        (from, to) = (to, from);
-    }
-    // After the passes the values are in `from`; `to` is the other buffer.
-    if passes % 2 == 0 {
-        to.copy_from_slice(from);
-        from = to;
-    }
-    if ties == Ties::Unstable && low > 0 {
-        sort_tied_runs(from, low);
+
+    /// Buffer `from` to read and buffer `to` to write (different ones).
+    fn pair(&mut self, from: Area, to: Area) -> (&[u64], &mut [u64]) {
+        match (from, to) {
+            (Area::Src, Area::Tmp) => (self.src, self.tmp),
+            (Area::Src, Area::Dst) => (self.src, self.dst),
+            (Area::Tmp, Area::Src) => (self.tmp, self.src),
+            (Area::Tmp, Area::Dst) => (self.tmp, self.dst),
+            (Area::Dst, Area::Src) => (self.dst, self.src),
+            (Area::Dst, Area::Tmp) => (self.dst, self.tmp),
+            _ => unreachable!("a pass reads and writes the same buffer"),
+        }
     }
 }
 
 /// Sorts each run of adjacent values of `v` that agree above bit `low` (`v` is sorted by those
-/// bits).
+/// bits). Such ties are rare: the scan mostly compares neighbours.
 fn sort_tied_runs(v: &mut [u64], low: u32) {
-    let mut at = 0;
+    let mut at = 1;
     while at < v.len() {
-        let high = v[at] >> low;
-        let len = v[at..]
-            .iter()
-            .position(|&x| x >> low != high)
-            .unwrap_or(v.len() - at);
-        if len > 1 {
-            v[at..at + len].sort_unstable();
+        if (v[at] ^ v[at - 1]) >> low != 0 {
+            at += 1;
+            continue;
         }
-        at += len;
+        let start = at - 1;
+        let mut end = at + 1;
+        while end < v.len() && (v[end] ^ v[start]) >> low == 0 {
+            end += 1;
+        }
+        v[start..end].sort_unstable();
+        at = end + 1;
     }
 }
 
@@ -319,7 +426,7 @@ mod tests {
     }
 
     /// [`sort_stable_by_key`] against the standard library's stable sort, on keys with many
-    /// ties (a narrow key) and without (a wide one).
+    /// ties (a narrow key) and without (wide ones).
     #[test]
     fn the_stable_sort_keeps_the_order_of_ties() {
         for (n, bits) in [
@@ -329,6 +436,7 @@ mod tests {
             (1_000, 4),
             (100_000, 10),
             (100_000, 23),
+            (100_000, 40), // four passes per bucket
         ] {
             let v = random(n, bits as u64);
             let key = |x: u64| (x >> 7) & ((1 << bits) - 1);
