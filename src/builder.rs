@@ -264,10 +264,12 @@ fn walks<C: Codec>(
     enum Phase {
         /// Choose the bucket to start from (both prefetched).
         Start,
-        /// Prefetch the other buckets of the residents of `bucket` (prefetched).
-        LookAhead,
-        /// Move a resident to its other bucket, else evict one and carry it on.
+        /// Find a resident of `bucket` (prefetched) whose other bucket has room, and prefetch
+        /// that bucket; else evict one and carry it on.
         Step,
+        /// Move the resident in `slot` to its other bucket `alt` (prefetched), and put the
+        /// homeless fingerprint in its place.
+        Move,
         Done,
     }
     #[derive(Clone, Copy)]
@@ -276,6 +278,8 @@ fn walks<C: Codec>(
         i1: u64,
         i2: u64,
         bucket: u64,
+        slot: usize,
+        alt: u64,
         homeless: u32,
         kicks: u32,
         rng: SplitMix64,
@@ -285,6 +289,8 @@ fn walks<C: Codec>(
         i1: 0,
         i2: 0,
         bucket: 0,
+        slot: 0,
+        alt: 0,
         homeless: 0,
         kicks: 0,
         rng: SplitMix64::new(0),
@@ -294,38 +300,26 @@ fn walks<C: Codec>(
     let mut active = 0;
     loop {
         for w in walks.iter_mut() {
-            if w.phase == Phase::Done {
-                let Some(&seeded) = next.next() else { continue };
-                let s = locate_seeded(geo, seeded);
-                prefetch(t, s.i1);
-                prefetch(t, s.i2);
-                *w = Walk {
-                    phase: Phase::Start,
-                    i1: s.i1,
-                    i2: s.i2,
-                    bucket: 0,
-                    homeless: s.fp,
-                    kicks: 0,
-                    rng: SplitMix64::new(seeded),
-                };
-                active += 1;
-                continue;
-            }
             match w.phase {
+                Phase::Done => {
+                    let Some(&seeded) = next.next() else { continue };
+                    let s = locate_seeded(geo, seeded);
+                    prefetch(t, s.i1);
+                    prefetch(t, s.i2);
+                    *w = Walk {
+                        phase: Phase::Start,
+                        i1: s.i1,
+                        i2: s.i2,
+                        homeless: s.fp,
+                        rng: SplitMix64::new(seeded),
+                        ..idle
+                    };
+                    active += 1;
+                }
                 Phase::Start => {
                     // No `try_put` first: the keys given have both buckets full (the earlier
                     // passes left them for that reason), and a walk never empties a slot.
                     w.bucket = start_bucket(&mut w.rng, w.i1, w.i2);
-                    w.phase = Phase::LookAhead;
-                }
-                Phase::LookAhead => {
-                    let residents = c.read(t, w.bucket);
-                    for &r in &residents[..b] {
-                        let alt = hash::alt_bucket(w.bucket, r, m);
-                        if room.has(alt) {
-                            prefetch(t, alt);
-                        }
-                    }
                     w.phase = Phase::Step;
                 }
                 Phase::Step => {
@@ -333,16 +327,14 @@ fn walks<C: Codec>(
                         return Err(Error::Full);
                     }
                     let mut residents = c.read(t, w.bucket);
-                    let moved = (0..b).find(|&slot| {
-                        let r = residents[slot];
-                        let alt = hash::alt_bucket(w.bucket, r, m);
-                        room.put(c, t, alt, r)
+                    let movable = (0..b).find_map(|slot| {
+                        let alt = hash::alt_bucket(w.bucket, residents[slot], m);
+                        room.has(alt).then_some((slot, alt))
                     });
-                    if let Some(slot) = moved {
-                        residents[slot] = w.homeless;
-                        c.store(t, w.bucket, slot, &residents);
-                        w.phase = Phase::Done;
-                        active -= 1;
+                    if let Some((slot, alt)) = movable {
+                        prefetch(t, alt);
+                        (w.slot, w.alt) = (slot, alt);
+                        w.phase = Phase::Move;
                         continue;
                     }
                     let slot = w.rng.below(b as u64) as usize;
@@ -351,14 +343,25 @@ fn walks<C: Codec>(
                     c.store(t, w.bucket, slot, &residents);
                     w.homeless = victim;
                     // The victim's other bucket is full: the search above found no resident,
-                    // the victim included, whose other bucket had room. The next step looks
-                    // one move ahead from there.
+                    // the victim included, whose other bucket had room.
                     w.bucket = hash::alt_bucket(w.bucket, victim, m);
                     w.kicks += 1;
                     prefetch(t, w.bucket);
-                    w.phase = Phase::LookAhead;
                 }
-                Phase::Done => {}
+                Phase::Move => {
+                    // Other walks stepped since: the resident may have been evicted, or the
+                    // room taken. Then the search starts over (no kick is counted).
+                    let mut residents = c.read(t, w.bucket);
+                    let r = residents[w.slot];
+                    if hash::alt_bucket(w.bucket, r, m) == w.alt && room.put(c, t, w.alt, r) {
+                        residents[w.slot] = w.homeless;
+                        c.store(t, w.bucket, w.slot, &residents);
+                        w.phase = Phase::Done;
+                        active -= 1;
+                    } else {
+                        w.phase = Phase::Step;
+                    }
+                }
             }
         }
         if active == 0 && next.len() == 0 {
