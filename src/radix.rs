@@ -210,10 +210,16 @@ fn scatter_from(
     let mut next = [0usize; 1 << MAX_DIGIT];
     let next = &mut next[..starts.len() - 1];
     next.copy_from_slice(&starts[..starts.len() - 1]);
+    let dst = &mut dst[..src.len()];
     for &x in src {
         let d = ((key(x) >> shift) & mask) as usize;
-        dst[next[d]] = x;
-        next[d] += 1;
+        let at = &mut next[d];
+        // Always in range (the starts come from exact counts); `get_mut` leaves LLVM a plain
+        // branch where indexing would also keep the panic path in the loop.
+        if let Some(slot) = dst.get_mut(*at) {
+            *slot = x;
+        }
+        *at += 1;
     }
 }
 
@@ -258,15 +264,29 @@ impl Bucket<'_> {
         let low = bits - sorted_bits;
         let passes = sorted_bits.div_ceil(MAX_DIGIT);
         let width = sorted_bits.div_ceil(passes);
-        // Every pass's histogram in one read: pass `p`'s at `counts[p << width..]`.
+        // Every pass's histogram in one read: pass `p`'s at `counts[p << width..]`. Two passes
+        // (every bucket of uniform values) have their own loop, with the shifts and masks
+        // held in registers: the general loop took 40 % of the bucket's time.
         let widths = |p: u32| width.min(bits - (low + p * width));
         let counts = &mut self.counts[..(passes as usize) << width];
         counts.fill(0);
-        for &x in self.src.iter() {
-            let k = key(x);
-            for p in 0..passes {
-                let mask = (1u64 << widths(p)) - 1;
-                counts[((p as usize) << width) + ((k >> (low + p * width)) & mask) as usize] += 1;
+        if passes == 2 {
+            let (c0, c1) = counts.split_at_mut(1 << width);
+            let (m0, m1) = ((1u64 << widths(0)) - 1, (1u64 << widths(1)) - 1);
+            let (s0, s1) = (low, low + width);
+            for &x in self.src.iter() {
+                let k = key(x);
+                c0[((k >> s0) & m0) as usize] += 1;
+                c1[((k >> s1) & m1) as usize] += 1;
+            }
+        } else {
+            for &x in self.src.iter() {
+                let k = key(x);
+                for p in 0..passes {
+                    let mask = (1u64 << widths(p)) - 1;
+                    counts[((p as usize) << width) + ((k >> (low + p * width)) & mask) as usize] +=
+                        1;
+                }
             }
         }
         let mut at = Area::Src;
