@@ -371,8 +371,9 @@ fn walks<C: Codec>(
 }
 
 /// Prefetches for [`one_move`] at key `k` of `keys`: two steps ahead the buckets of key
-/// `k + 2·AHEAD`, one step ahead the other buckets of the residents of key `k + AHEAD`'s
-/// buckets (by then in cache). Speed only: nothing is written.
+/// `k + 2·AHEAD`, one step ahead those other buckets of the residents of key `k + AHEAD`'s
+/// buckets (by then in cache) that have room, the only ones `one_move` reads. Speed only:
+/// nothing is written.
 fn prefetch_one_move_ahead<C: Codec>(
     c: &C,
     geo: &Geometry,
