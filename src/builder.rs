@@ -5,7 +5,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::filter::{CuckooFilter, start_bucket};
 use crate::hash::{self, KeyHash, SplitMix64};
-use crate::table::raw::Region;
+use crate::radix;
 use crate::table::{Codec, Geometry, with_codec};
 use crate::view::locate_seeded;
 
@@ -14,15 +14,20 @@ use crate::view::locate_seeded;
 /// the table's filter should carry no growth overhead.
 ///
 /// It keeps the 64-bit hash of every key added — **8 bytes per key** while the table is being
-/// written, plus, in [`finish`](Self::finish), the filter itself — then sorts them, drops
-/// duplicates (several versions of one user key count once) and places them in a filter sized
-/// for the distinct count. Sorted by the filter's seeded hash, the keys come in first-bucket
-/// order, so a first pass fills the table front to back (about 80 % of the keys land in their
-/// first bucket, with sequential memory access; where more keys want a bucket than it holds,
-/// those whose second bucket is less in demand move on); a second pass, in second-bucket
-/// order, places about half of the rest; a third moves one resident aside for most of the
-/// keys left, with prefetched random access; only the last percent or two take relocation
-/// walks, interleaved 16 at a time. (`cargo bench --bench peers -- build` measures it.)
+/// written — then sorts them, drops duplicates (several versions of one user key count once) and
+/// places them in a filter sized for the distinct count. [`finish`](Self::finish) needs more memory
+/// for a while: the radix sort scatters the hashes into a scratch buffer of **another 8 bytes per
+/// key**, freed before the filter is allocated; placing the keys then takes the filter itself plus
+/// about 3 bytes per key (the keys that move on to their second bucket, with a scratch buffer to
+/// sort them, and a byte and a bit per bucket). Sorted by the filter's seeded hash, the keys come
+/// in first-bucket order, so a first pass fills the table front to back (about 80 % of the keys
+/// land in their first bucket, with sequential memory access; where more keys want a bucket than it
+/// holds, those whose second bucket is less in demand move on); a second pass, in second-bucket
+/// order, places about half of the rest; a third moves one resident aside for most of the keys
+/// left, with prefetched random access; only the last percent or two take relocation walks,
+/// interleaved 16 at a time. The last two look up which buckets have room in a bitmap that stays in
+/// cache, and touch the table only where there is. (`cargo bench --bench peers -- build` measures
+/// it.)
 ///
 /// If placement fails at that exact size (rare: the tables are sized below the load where
 /// inserts start failing), it retries deterministically with another seed, then with tables
@@ -130,7 +135,7 @@ impl FilterBuilder {
         // first-bucket order for the filter's seed, and equal keys are adjacent.
         let mut seed = self.config.seed;
         seeded_in_place(&mut self.hashes, seed);
-        self.hashes.sort_unstable();
+        sort_hashes(&mut self.hashes)?;
         self.hashes.dedup();
         let distinct = self.hashes.len();
         let mut last_error = None;
@@ -143,7 +148,7 @@ impl FilterBuilder {
                 .wrapping_add((attempt as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
             if try_seed != seed {
                 reseed_in_place(&mut self.hashes, seed, try_seed);
-                self.hashes.sort_unstable();
+                sort_hashes(&mut self.hashes)?;
                 seed = try_seed;
             }
             let config = self.config.clone().capacity(capacity).seed(seed);
@@ -179,24 +184,63 @@ fn place_all(f: &mut CuckooFilter, seeded: &[u64]) -> Result<()> {
     let max_kicks = f.max_kicks();
     let (geo, t) = f.table_mut();
     let placed = with_codec!(geo.layout(), c => {
-        let rest = two_passes(&c, &geo, t, seeded);
+        let mut room = Room::all(geo.num_buckets());
+        let rest = two_passes(&c, &geo, t, &mut room, seeded)?;
         // Moving a resident is a relocation: none are allowed with `max_kicks` 0.
         let stuck = if max_kicks == 0 {
             rest
         } else {
-            one_move(&c, &geo, t, &rest)
+            one_move(&c, &geo, t, &mut room, &rest)
         };
-        walks(&c, &geo, t, &stuck, max_kicks)
+        walks(&c, &geo, t, &mut room, &stuck, max_kicks)
     });
     f.add_placed(seeded.len() as u64);
     placed
 }
 
-/// Whether bucket `i` of the table `t` has an empty slot: the lookup kernel's count of zeros,
-/// cheaper than decoding the bucket.
-#[inline(always)]
-fn has_room<C: Codec>(c: &C, geo: &Geometry, t: &[u8], i: u64) -> bool {
-    Region::new(t, geo).is_some_and(|r| c.count_in(r, i, 0) > 0)
+/// Which buckets of the table have an empty slot, one bit per bucket (1 MiB for 32 M keys,
+/// where the table has 38 MiB): passes 3 and 4 look up the other buckets of a bucket's
+/// residents here, in cache, and read or write the table only where there is room. The passes
+/// that write the table keep it up to date.
+struct Room(Vec<u64>);
+
+impl Room {
+    /// Every one of `m` buckets has room: an empty table.
+    fn all(m: u64) -> Room {
+        Room(vec![u64::MAX; m.div_ceil(64) as usize])
+    }
+
+    /// Whether bucket `i` has an empty slot.
+    #[inline(always)]
+    fn has(&self, i: u64) -> bool {
+        self.0[(i / 64) as usize] >> (i % 64) & 1 != 0
+    }
+
+    /// Records that bucket `i` is full.
+    #[inline(always)]
+    fn full(&mut self, i: u64) {
+        self.0[(i / 64) as usize] &= !(1 << (i % 64));
+    }
+
+    /// Puts `fp` into the first empty slot of bucket `i`, as [`Codec::try_put`] does, if
+    /// `i` has one; false if it is full.
+    #[inline(always)]
+    fn put<C: Codec>(&mut self, c: &C, t: &mut [u8], i: u64, fp: u32) -> bool {
+        if !self.has(i) {
+            return false;
+        }
+        let mut slots = c.read(t, i);
+        let b = c.slots();
+        let Some(at) = slots[..b].iter().position(|&v| v == 0) else {
+            unreachable!("bucket {i} is marked as having room but is full")
+        };
+        slots[at] = fp;
+        c.store(t, i, at, &slots);
+        if !slots[..b].contains(&0) {
+            self.full(i);
+        }
+        true
+    }
 }
 
 /// Pass 4 of [`place_all`]: the relocation walk of [`CuckooFilter::insert`] for every key of
@@ -207,6 +251,7 @@ fn walks<C: Codec>(
     c: &C,
     geo: &Geometry,
     t: &mut [u8],
+    room: &mut Room,
     keys: &[u64],
     max_kicks: u32,
 ) -> Result<()> {
@@ -219,10 +264,12 @@ fn walks<C: Codec>(
     enum Phase {
         /// Choose the bucket to start from (both prefetched).
         Start,
-        /// Prefetch the other buckets of the residents of `bucket` (prefetched).
-        LookAhead,
-        /// Move a resident to its other bucket, else evict one and carry it on.
+        /// Find a resident of `bucket` (prefetched) whose other bucket has room, and prefetch
+        /// that bucket; else evict one and carry it on.
         Step,
+        /// Move the resident in `slot` to its other bucket `alt` (prefetched), and put the
+        /// homeless fingerprint in its place.
+        Move,
         Done,
     }
     #[derive(Clone, Copy)]
@@ -231,6 +278,8 @@ fn walks<C: Codec>(
         i1: u64,
         i2: u64,
         bucket: u64,
+        slot: usize,
+        alt: u64,
         homeless: u32,
         kicks: u32,
         rng: SplitMix64,
@@ -240,6 +289,8 @@ fn walks<C: Codec>(
         i1: 0,
         i2: 0,
         bucket: 0,
+        slot: 0,
+        alt: 0,
         homeless: 0,
         kicks: 0,
         rng: SplitMix64::new(0),
@@ -249,35 +300,26 @@ fn walks<C: Codec>(
     let mut active = 0;
     loop {
         for w in walks.iter_mut() {
-            if w.phase == Phase::Done {
-                let Some(&seeded) = next.next() else { continue };
-                let s = locate_seeded(geo, seeded);
-                prefetch(t, s.i1);
-                prefetch(t, s.i2);
-                *w = Walk {
-                    phase: Phase::Start,
-                    i1: s.i1,
-                    i2: s.i2,
-                    bucket: 0,
-                    homeless: s.fp,
-                    kicks: 0,
-                    rng: SplitMix64::new(seeded),
-                };
-                active += 1;
-                continue;
-            }
             match w.phase {
+                Phase::Done => {
+                    let Some(&seeded) = next.next() else { continue };
+                    let s = locate_seeded(geo, seeded);
+                    prefetch(t, s.i1);
+                    prefetch(t, s.i2);
+                    *w = Walk {
+                        phase: Phase::Start,
+                        i1: s.i1,
+                        i2: s.i2,
+                        homeless: s.fp,
+                        rng: SplitMix64::new(seeded),
+                        ..idle
+                    };
+                    active += 1;
+                }
                 Phase::Start => {
                     // No `try_put` first: the keys given have both buckets full (the earlier
                     // passes left them for that reason), and a walk never empties a slot.
                     w.bucket = start_bucket(&mut w.rng, w.i1, w.i2);
-                    w.phase = Phase::LookAhead;
-                }
-                Phase::LookAhead => {
-                    let residents = c.read(t, w.bucket);
-                    for &r in &residents[..b] {
-                        prefetch(t, hash::alt_bucket(w.bucket, r, m));
-                    }
                     w.phase = Phase::Step;
                 }
                 Phase::Step => {
@@ -285,16 +327,14 @@ fn walks<C: Codec>(
                         return Err(Error::Full);
                     }
                     let mut residents = c.read(t, w.bucket);
-                    let moved = (0..b).find(|&slot| {
-                        let r = residents[slot];
-                        let alt = hash::alt_bucket(w.bucket, r, m);
-                        has_room(c, geo, t, alt) && c.try_put(t, alt, alt, r)
+                    let movable = (0..b).find_map(|slot| {
+                        let alt = hash::alt_bucket(w.bucket, residents[slot], m);
+                        room.has(alt).then_some((slot, alt))
                     });
-                    if let Some(slot) = moved {
-                        residents[slot] = w.homeless;
-                        c.store(t, w.bucket, slot, &residents);
-                        w.phase = Phase::Done;
-                        active -= 1;
+                    if let Some((slot, alt)) = movable {
+                        prefetch(t, alt);
+                        (w.slot, w.alt) = (slot, alt);
+                        w.phase = Phase::Move;
                         continue;
                     }
                     let slot = w.rng.below(b as u64) as usize;
@@ -303,14 +343,25 @@ fn walks<C: Codec>(
                     c.store(t, w.bucket, slot, &residents);
                     w.homeless = victim;
                     // The victim's other bucket is full: the search above found no resident,
-                    // the victim included, whose other bucket had room. The next step looks
-                    // one move ahead from there.
+                    // the victim included, whose other bucket had room.
                     w.bucket = hash::alt_bucket(w.bucket, victim, m);
                     w.kicks += 1;
                     prefetch(t, w.bucket);
-                    w.phase = Phase::LookAhead;
                 }
-                Phase::Done => {}
+                Phase::Move => {
+                    // Other walks stepped since: the resident may have been evicted, or the
+                    // room taken. Then the search starts over (no kick is counted).
+                    let mut residents = c.read(t, w.bucket);
+                    let r = residents[w.slot];
+                    if hash::alt_bucket(w.bucket, r, m) == w.alt && room.put(c, t, w.alt, r) {
+                        residents[w.slot] = w.homeless;
+                        c.store(t, w.bucket, w.slot, &residents);
+                        w.phase = Phase::Done;
+                        active -= 1;
+                    } else {
+                        w.phase = Phase::Step;
+                    }
+                }
             }
         }
         if active == 0 && next.len() == 0 {
@@ -320,9 +371,17 @@ fn walks<C: Codec>(
 }
 
 /// Prefetches for [`one_move`] at key `k` of `keys`: two steps ahead the buckets of key
-/// `k + 2·AHEAD`, one step ahead the other buckets of the residents of key `k + AHEAD`'s
-/// buckets (by then in cache). Speed only: nothing is written.
-fn prefetch_one_move_ahead<C: Codec>(c: &C, geo: &Geometry, t: &[u8], keys: &[u64], k: usize) {
+/// `k + 2·AHEAD`, one step ahead those other buckets of the residents of key `k + AHEAD`'s
+/// buckets (by then in cache) that have room, the only ones `one_move` reads. Speed only:
+/// nothing is written.
+fn prefetch_one_move_ahead<C: Codec>(
+    c: &C,
+    geo: &Geometry,
+    t: &[u8],
+    room: &Room,
+    keys: &[u64],
+    k: usize,
+) {
     const AHEAD: usize = 8;
     let m = geo.num_buckets();
     let prefetch = |i: u64| crate::prefetch::prefetch(t, c.bucket_byte(i));
@@ -335,7 +394,10 @@ fn prefetch_one_move_ahead<C: Codec>(c: &C, geo: &Geometry, t: &[u8], keys: &[u6
         for i in [s.i1, s.i2] {
             let residents = c.read(t, i);
             for &r in &residents[..c.slots()] {
-                prefetch(hash::alt_bucket(i, r, m));
+                let alt = hash::alt_bucket(i, r, m);
+                if room.has(alt) {
+                    prefetch(alt);
+                }
             }
         }
     }
@@ -343,14 +405,20 @@ fn prefetch_one_move_ahead<C: Codec>(c: &C, geo: &Geometry, t: &[u8], keys: &[u6
 
 /// Pass 3 of [`place_all`]: places each key of `keys` by moving one resident of its buckets to
 /// the resident's other bucket, where there is room; returns the keys it could not place.
-fn one_move<C: Codec>(c: &C, geo: &Geometry, t: &mut [u8], keys: &[u64]) -> Vec<u64> {
+fn one_move<C: Codec>(
+    c: &C,
+    geo: &Geometry,
+    t: &mut [u8],
+    room: &mut Room,
+    keys: &[u64],
+) -> Vec<u64> {
     let m = geo.num_buckets();
     let b = c.slots();
     let mut stuck = Vec::new();
     for (k, &key) in keys.iter().enumerate() {
-        prefetch_one_move_ahead(c, geo, t, keys, k);
+        prefetch_one_move_ahead(c, geo, t, room, keys, k);
         let s = locate_seeded(geo, key);
-        let mut placed = c.try_put(t, s.i1, s.i2, s.fp);
+        let mut placed = room.put(c, t, s.i1, s.fp) || room.put(c, t, s.i2, s.fp);
         'buckets: for i in [s.i1, s.i2] {
             if placed {
                 break;
@@ -359,7 +427,7 @@ fn one_move<C: Codec>(c: &C, geo: &Geometry, t: &mut [u8], keys: &[u64]) -> Vec<
             for slot in 0..b {
                 let r = residents[slot];
                 let alt = hash::alt_bucket(i, r, m);
-                if has_room(c, geo, t, alt) && c.try_put(t, alt, alt, r) {
+                if room.put(c, t, alt, r) {
                     residents[slot] = s.fp;
                     c.store(t, i, slot, &residents);
                     placed = true;
@@ -375,37 +443,97 @@ fn one_move<C: Codec>(c: &C, geo: &Geometry, t: &mut [u8], keys: &[u64]) -> Vec<
 }
 
 /// Passes 1 and 2 of [`place_all`] for a known codec; returns the keys they could not place.
-fn two_passes<C: Codec>(c: &C, geo: &Geometry, t: &mut [u8], seeded: &[u64]) -> Vec<u64> {
-    let second = first_pass(c, geo, t, seeded);
-    second_pass(c, geo, t, second)
+fn two_passes<C: Codec>(
+    c: &C,
+    geo: &Geometry,
+    t: &mut [u8],
+    room: &mut Room,
+    seeded: &[u64],
+) -> Result<Vec<u64>> {
+    let second = first_pass(c, geo, t, room, seeded);
+    second_pass(c, geo, t, room, second)
 }
 
-/// Pass 1 of [`place_all`]; returns the keys it moves on, with their second bucket.
-fn first_pass<C: Codec>(c: &C, geo: &Geometry, t: &mut [u8], seeded: &[u64]) -> Vec<(u32, u64)> {
-    let b = c.slots();
+/// How many keys a bucket is the first bucket of, for each bucket of the table (saturating at
+/// 255): a bucket that many keys want first has little room for keys that want it second.
+fn first_demand(geo: &Geometry, seeded: &[u64]) -> Vec<u8> {
     let m = geo.num_buckets();
-    let first = |s: u64| hash::first_bucket(s, m);
-    // How many keys have each bucket as their first (saturating): a bucket that many keys
-    // want first has little room for keys that want it second.
     let mut demand = vec![0u8; m as usize];
     for &s in seeded {
-        let d = &mut demand[first(s) as usize];
+        let d = &mut demand[hash::first_bucket(s, m) as usize];
         *d = d.saturating_add(1);
     }
-    // Pass 1: runs of keys that share a first bucket. A run longer than the bucket keeps the
-    // keys whose second bucket is most in demand and leaves the others to pass 2.
-    let mut second: Vec<(u32, u64)> = Vec::new();
-    // A key of an overfull run as one number that orders like (demand of its second bucket,
-    // fingerprint, seeded hash): within a run the second bucket is a function of the
-    // fingerprint, so no more is needed to rank the keys, and distinct keys never tie.
-    let mut run: Vec<u128> = Vec::new();
-    let mut at = 0;
-    while at < seeded.len() {
-        let i1 = first(seeded[at]);
-        let len = seeded[at..]
-            .iter()
-            .position(|&s| first(s) != i1)
-            .unwrap_or(seeded.len() - at);
+    demand
+}
+
+/// The second bucket of the key with seeded hash `s`.
+#[inline(always)]
+fn second_bucket(geo: &Geometry, s: u64) -> u64 {
+    let m = geo.num_buckets();
+    hash::alt_bucket(
+        hash::first_bucket(s, m),
+        hash::fingerprint(s, geo.fp_bits()),
+        m,
+    )
+}
+
+/// The number of keys from `seeded[at]` on whose first bucket is `i1`, where `seeded[at..]`
+/// starts with the keys of bucket `i1`, if any: `demand[i1]`, unless it saturated.
+#[inline(always)]
+fn run_len(geo: &Geometry, seeded: &[u64], at: usize, i1: u64, demand: &[u8]) -> usize {
+    match demand[i1 as usize] {
+        u8::MAX => {
+            let m = geo.num_buckets();
+            let rest = &seeded[at..];
+            rest.iter()
+                .position(|&s| hash::first_bucket(s, m) != i1)
+                .unwrap_or(rest.len())
+        }
+        d => d as usize,
+    }
+}
+
+/// Pass 1 of [`place_all`]; returns the seeded hashes of the keys it moves on, ascending.
+///
+/// It goes through the buckets in order, each with its run of keys (those whose first bucket
+/// it is; the keys are sorted, so the runs come in bucket order). A run longer than the
+/// bucket keeps the keys whose second bucket is most in demand and leaves the others to pass
+/// 2.
+fn first_pass<C: Codec>(
+    c: &C,
+    geo: &Geometry,
+    t: &mut [u8],
+    room: &mut Room,
+    seeded: &[u64],
+) -> Vec<u64> {
+    /// Buckets ahead of the current one whose keys have the demand of their second bucket
+    /// prefetched (if the run is overfull): a random byte of a table-sized array each.
+    const AHEAD: u64 = 8;
+    let b = c.slots();
+    let m = geo.num_buckets();
+    let demand = first_demand(geo, seeded);
+    let mut second: Vec<u64> = Vec::new();
+    let mut ranks: Vec<u64> = Vec::new();
+    // Where the keys of buckets `i1` and `i1 + AHEAD` start.
+    let (mut at, mut ahead_at) = (0, 0);
+    for i in 0..AHEAD.min(m) {
+        ahead_at += run_len(geo, seeded, ahead_at, i, &demand);
+    }
+    for i1 in 0..m {
+        if i1 + AHEAD < m {
+            let i = i1 + AHEAD;
+            let len = run_len(geo, seeded, ahead_at, i, &demand);
+            if len > b {
+                for &s in &seeded[ahead_at..ahead_at + len] {
+                    crate::prefetch::prefetch(&demand, second_bucket(geo, s) as usize);
+                }
+            }
+            ahead_at += len;
+        }
+        let len = run_len(geo, seeded, at, i1, &demand);
+        if len == 0 {
+            continue;
+        }
         let keys = &seeded[at..at + len];
         at += len;
         let mut slots = [0u32; 8];
@@ -414,58 +542,142 @@ fn first_pass<C: Codec>(c: &C, geo: &Geometry, t: &mut [u8], seeded: &[u64]) -> 
                 *slot = hash::fingerprint(s, geo.fp_bits());
             }
         } else {
-            run.clear();
-            run.extend(keys.iter().map(|&s| {
-                let fp = hash::fingerprint(s, geo.fp_bits());
-                let i2 = hash::alt_bucket(i1, fp, m);
-                (demand[i2 as usize] as u128) << 96 | (fp as u128) << 64 | s as u128
-            }));
-            run.sort_unstable_by(|x, y| y.cmp(x));
-            for (slot, &k) in slots.iter_mut().zip(&run[..b]) {
-                *slot = (k >> 64) as u32;
-            }
-            for &k in &run[b..] {
-                let fp = (k >> 64) as u32;
-                second.push((hash::alt_bucket(i1, fp, m) as u32, k as u64));
-            }
+            keep_best(
+                geo,
+                &demand,
+                i1,
+                keys,
+                &mut slots[..b],
+                &mut ranks,
+                &mut second,
+            );
         }
         c.store_all(t, i1, &slots);
+        if len >= b {
+            room.full(i1);
+        }
     }
     second
 }
 
-/// Pass 2 of [`place_all`]; returns the keys it could not place.
+/// Pass 1 for the overfull run `keys` (ascending seeded hashes whose first bucket is `i1`):
+/// puts the fingerprints of the keys to keep in `slots`, best first, and appends the others
+/// to `second`, in their order. The best keys are those whose second bucket is most in demand,
+/// then those with the greater fingerprint, then those with the greater hash (within a run the
+/// second bucket is a function of the fingerprint, and distinct keys never tie). `ranks` is
+/// room to work in.
+fn keep_best(
+    geo: &Geometry,
+    demand: &[u8],
+    i1: u64,
+    keys: &[u64],
+    slots: &mut [u32],
+    ranks: &mut Vec<u64>,
+    second: &mut Vec<u64>,
+) {
+    /// Longest run ranked by counting, in `O(len²)` compares; longer ones (only ever seen
+    /// from crafted hashes) are sorted.
+    const COUNTED: usize = 256;
+    let m = geo.num_buckets();
+    let rank = |s: u64| {
+        let fp = hash::fingerprint(s, geo.fp_bits());
+        let i2 = hash::alt_bucket(i1, fp, m);
+        (demand[i2 as usize] as u64) << 32 | fp as u64
+    };
+    if keys.len() > COUNTED {
+        keep_best_sorted(keys, slots, second, rank);
+        return;
+    }
+    // (demand, fingerprint, position in the run) in one number: the keys are ascending, so
+    // the position orders ties as the hash does.
+    ranks.clear();
+    ranks.extend(
+        keys.iter()
+            .enumerate()
+            .map(|(k, &s)| rank(s) << 8 | k as u64),
+    );
+    for (&s, &r) in keys.iter().zip(ranks.iter()) {
+        let above = ranks.iter().filter(|&&q| q > r).count();
+        match slots.get_mut(above) {
+            Some(slot) => *slot = (r >> 8) as u32,
+            None => second.push(s),
+        }
+    }
+}
+
+/// [`keep_best`] for a long run, by sorting it: `rank` gives a key's (demand of its second
+/// bucket, fingerprint) as one number.
+fn keep_best_sorted(
+    keys: &[u64],
+    slots: &mut [u32],
+    second: &mut Vec<u64>,
+    rank: impl Fn(u64) -> u64,
+) {
+    let mut run: Vec<u128> = keys
+        .iter()
+        .map(|&s| (rank(s) as u128) << 64 | s as u128)
+        .collect();
+    run.sort_unstable_by(|x, y| y.cmp(x));
+    for (slot, &k) in slots.iter_mut().zip(&run) {
+        *slot = (k >> 64) as u32;
+    }
+    let moved = second.len();
+    second.extend(run[slots.len()..].iter().map(|&k| k as u64));
+    second[moved..].sort_unstable();
+}
+
+/// Pass 2 of [`place_all`]: places the keys of `second` (ascending seeded hashes) in their
+/// second buckets, in bucket order; returns the keys it could not place.
 fn second_pass<C: Codec>(
     c: &C,
     geo: &Geometry,
     t: &mut [u8],
-    mut second: Vec<(u32, u64)>,
-) -> Vec<u64> {
+    room: &mut Room,
+    mut second: Vec<u64>,
+) -> Result<Vec<u64>> {
     let b = c.slots();
     let mut rest = Vec::new();
-    // In second-bucket order (ties by hash, so the order is the same on every run).
-    second.sort_unstable();
-    let mut keys = second.iter().peekable();
-    while let Some(&(i2, s)) = keys.next() {
-        let bucket = i2 as u64;
+    // In second-bucket order, ties by hash (a stable sort of ascending hashes), so the order
+    // is the same on every run.
+    let mut scratch = radix::Scratch::new(second.len())?;
+    radix::sort_stable_by_key(&mut second, scratch.as_mut_slice(), |s| {
+        second_bucket(geo, s)
+    });
+    drop(scratch);
+    let mut keys = second
+        .iter()
+        .map(|&s| (second_bucket(geo, s), s))
+        .peekable();
+    while let Some((bucket, s)) = keys.next() {
         let mut slots = c.read(t, bucket);
         let mut changed = false;
         let mut put = |s: u64| match slots[..b].iter().position(|&v| v == 0) {
             Some(at) => {
-                slots[at] = locate_seeded(geo, s).fp;
+                slots[at] = hash::fingerprint(s, geo.fp_bits());
                 changed = true;
             }
             None => rest.push(s),
         };
         put(s);
-        while let Some(&(_, s)) = keys.next_if(|&&(next, _)| next == i2) {
+        while let Some((_, s)) = keys.next_if(|&(next, _)| next == bucket) {
             put(s);
         }
         if changed {
             c.store_all(t, bucket, &slots);
+            if !slots[..b].contains(&0) {
+                room.full(bucket);
+            }
         }
     }
-    rest
+    Ok(rest)
+}
+
+/// Sorts `hashes` with [`radix::sort`], in a scratch buffer as long as they are that lives only
+/// for the sort.
+fn sort_hashes(hashes: &mut [u64]) -> Result<()> {
+    let mut scratch = radix::Scratch::new(hashes.len())?;
+    radix::sort(hashes, scratch.as_mut_slice());
+    Ok(())
 }
 
 /// Replaces every key hash `h` with the filter's seeded hash `fmix64(h ^ seed)`.
@@ -517,14 +729,15 @@ mod tests {
             crate::table::Layout::Semi10(c) => c,
             other => panic!("the default layout is {other:?}"),
         };
-        let second = first_pass(&c, &geo, t, &hashes);
+        let mut room = Room::all(geo.num_buckets());
+        let second = first_pass(&c, &geo, t, &mut room, &hashes);
         let placed = 1.0 - second.len() as f64 / n as f64;
         assert!((0.80..0.85).contains(&placed), "{placed}");
         // A key moved on found its first bucket full, and buckets only fill up.
-        let r = Region::new(t, &geo).unwrap();
-        for &(i2, s) in &second {
+        let r = crate::table::raw::Region::new(t, &geo).unwrap();
+        assert!(second.is_sorted());
+        for &s in &second {
             let k = locate_seeded(&geo, s);
-            assert_eq!(k.i2, i2 as u64);
             assert_eq!(
                 c.count_in(r, k.i1, 0),
                 0,
@@ -532,24 +745,90 @@ mod tests {
             );
         }
         let moved = second.len();
-        let rest = second_pass(&c, &geo, t, second);
+        let rest = second_pass(&c, &geo, t, &mut room, second).unwrap();
         assert!(
             rest.len() < moved / 2,
             "{} of {moved} left after pass 2",
             rest.len()
         );
-        let stuck = one_move(&c, &geo, t, &rest);
+        let stuck = one_move(&c, &geo, t, &mut room, &rest);
         assert!(
             stuck.len() < rest.len(),
             "{} of {} stuck",
             stuck.len(),
             rest.len()
         );
-        walks(&c, &geo, t, &stuck, 500).unwrap();
+        walks(&c, &geo, t, &mut room, &stuck, 500).unwrap();
         f.add_placed(n);
         let (geo, t) = f.table_mut();
         assert_eq!(crate::table::scan(&geo, t), Ok(n));
         assert!((0..n).all(|i| f.contains(&i.to_le_bytes())));
+    }
+
+    /// Ranking a run by counting and by sorting keep the same keys in the same slots and move
+    /// the same keys on, in the same order.
+    #[test]
+    fn counting_and_sorting_rank_runs_alike() {
+        let mut f = CuckooFilter::new(Config::new(10_000)).unwrap();
+        let geo = f.table_mut().0;
+        let m = geo.num_buckets();
+        let mut rng = SplitMix64::new(11);
+        // Few distinct demands and narrow fingerprints, so that ranks often tie.
+        let demand: Vec<u8> = (0..m).map(|_| rng.below(3) as u8).collect();
+        for len in [5, 6, 9, 17, 40, 256] {
+            let i1 = rng.below(m);
+            let mut keys: Vec<u64> = (0..len)
+                .map(|_| (rng.next_u64() & !(0x3FF << 8)) | (rng.below(4) << 8))
+                .collect();
+            keys.sort_unstable();
+            keys.dedup();
+            let rank = |s: u64| {
+                let fp = hash::fingerprint(s, geo.fp_bits());
+                (demand[hash::alt_bucket(i1, fp, m) as usize] as u64) << 32 | fp as u64
+            };
+            let (mut counted, mut sorted) = ([0u32; 4], [0u32; 4]);
+            let (mut moved_counted, mut moved_sorted) = (vec![], vec![]);
+            keep_best(
+                &geo,
+                &demand,
+                i1,
+                &keys,
+                &mut counted,
+                &mut vec![],
+                &mut moved_counted,
+            );
+            keep_best_sorted(&keys, &mut sorted, &mut moved_sorted, rank);
+            assert_eq!(counted, sorted, "len {len}");
+            assert_eq!(moved_counted, moved_sorted, "len {len}");
+            assert!(moved_counted.is_sorted());
+        }
+    }
+
+    /// Hashes crafted so that 600 keys share a first bucket: the run is ranked by sorting, and
+    /// every key is found (most of them far from their first bucket).
+    #[test]
+    fn a_run_too_long_to_count_is_sorted() {
+        let seed = 9;
+        let mut b = FilterBuilder::new(Config::new(0).seed(seed));
+        let mut rng = SplitMix64::new(5);
+        let hashes: Vec<KeyHash> = (0..20_000)
+            .map(|k| {
+                // The seeded hash `fmix64(h ^ seed)` of the first 600 has the same top 32 bits.
+                let low = rng.next_u64() & 0xFFFF_FFFF;
+                let seeded = if k < 600 {
+                    0x1234_5678 << 32 | low
+                } else {
+                    rng.next_u64()
+                };
+                KeyHash::from_u64(hash::fmix64_inverse(seeded) ^ seed)
+            })
+            .collect();
+        for &h in &hashes {
+            b.add_hash(h);
+        }
+        let f = b.finish().unwrap();
+        assert_eq!(f.len(), 20_000);
+        assert!(hashes.iter().all(|&h| f.contains_hash(h)));
     }
 
     #[test]

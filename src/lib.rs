@@ -85,6 +85,7 @@ mod hash;
 mod mmap;
 mod persist;
 mod prefetch;
+mod radix;
 mod table;
 mod view;
 
