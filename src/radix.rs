@@ -436,6 +436,23 @@ mod tests {
         check(v);
     }
 
+    /// From `MAP_FROM` values on, the scratch buffer is mapped memory: zeroed, as long as
+    /// asked, and a sort through it gives the standard library's order.
+    #[test]
+    fn a_mapped_scratch_sorts_like_a_heap_one() {
+        let n = Scratch::MAP_FROM + 3;
+        let mut scratch = Scratch::new(n).unwrap();
+        assert!(matches!(scratch, Scratch::Mapped(..)), "mapping failed");
+        let buf = scratch.as_mut_slice();
+        assert_eq!(buf.len(), n);
+        assert!(buf.iter().all(|&x| x == 0));
+        let mut v = random(n, 11);
+        let mut expected = v.clone();
+        expected.sort_unstable();
+        sort(&mut v, buf);
+        assert_eq!(v, expected);
+    }
+
     #[test]
     fn a_longer_scratch_is_fine() {
         let mut v = random(1_000, 4);
