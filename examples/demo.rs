@@ -67,7 +67,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "{:>8} {:>11} {:>3} {:>4} {:>7.1} {:>8.2} {:>10.3e} {:>10.3e} {:>7.1} {:>7.1} {:>7.1}",
             format!("{}%", fpr * 100.0),
-            format!("{:?}", f.encoding()),
+            f.encoding().to_string(),
             f.bucket_size(),
             f.fingerprint_bits(),
             f.size_in_bytes() as f64 / (1 << 20) as f64,

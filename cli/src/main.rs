@@ -457,13 +457,7 @@ fn tick(bar: &ProgressBar, i: usize) {
 }
 
 fn layout(encoding: Encoding, b: usize, f: u32) -> String {
-    let name = match encoding {
-        Encoding::Plain => "plain",
-        Encoding::Packed => "packed",
-        Encoding::SemiSorted => "semi-sorted",
-        _ => "other",
-    };
-    format!("{name} b={b} f={f}")
+    format!("{encoding} b={b} f={f}")
 }
 
 fn percent(rate: f64) -> String {

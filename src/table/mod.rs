@@ -55,6 +55,23 @@ pub enum Encoding {
     SemiSorted,
 }
 
+/// The encoding's name as the CLI and the README write it: `plain`, `packed`, `semi-sorted`.
+///
+/// ```
+/// use cuckoo_sst::Encoding;
+/// assert_eq!(Encoding::SemiSorted.to_string(), "semi-sorted");
+/// assert_eq!(format!("{:>8}", Encoding::Plain), "   plain");
+/// ```
+impl std::fmt::Display for Encoding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(match self {
+            Encoding::Plain => "plain",
+            Encoding::Packed => "packed",
+            Encoding::SemiSorted => "semi-sorted",
+        })
+    }
+}
+
 impl Encoding {
     /// The `encoding` code of a level descriptor (FORMAT.md §5).
     pub(crate) const fn code(self) -> u8 {
