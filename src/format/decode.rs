@@ -39,7 +39,11 @@ impl<const N: usize> Aligned<N> {
 /// Compares a stored CRC with the bytes' CRC. Fuzzing builds (`--cfg fuzzing`) skip the
 /// comparison so that the fuzzer reaches the checks behind it.
 fn check_crc(part: impl FnOnce() -> String, stored: u32, bytes: &[u8]) -> Result<()> {
-    let computed = crc32fast::hash(bytes);
+    compare_crc(part, stored, crc32fast::hash(bytes))
+}
+
+/// [`check_crc`] for a CRC already computed.
+fn compare_crc(part: impl FnOnce() -> String, stored: u32, computed: u32) -> Result<()> {
     if stored != computed && !cfg!(fuzzing) {
         return Err(Error::ChecksumMismatch {
             part: part(),
@@ -649,14 +653,7 @@ pub(crate) fn check_chunk(bytes: &[u8], meta: &FileMeta, k: usize, j: usize) -> 
             format!("level {k} chunk {j} (bytes {}..{})", r.start, r.end)
         }
     };
-    if stored != computed && !cfg!(fuzzing) {
-        return Err(Error::ChecksumMismatch {
-            part: part(),
-            stored,
-            computed,
-        });
-    }
-    Ok(())
+    compare_crc(part, stored, computed)
 }
 
 /// Step 8, second part, for level `k`: zero padding, well-formed buckets, and as many occupied
