@@ -765,6 +765,73 @@ mod tests {
         assert!((0..n).all(|i| f.contains(&i.to_le_bytes())));
     }
 
+    /// Pass 4's walks start at either of a key's buckets with equal chance, as those of
+    /// `CuckooFilter::insert` do (each walk's coin is seeded by its own key, not shared): a
+    /// walk leaves its key in the bucket it starts from, whether it moves a resident out or
+    /// evicts one, so the walked keys split evenly between their first and second buckets.
+    #[test]
+    fn walks_start_at_either_bucket_evenly() {
+        let n = 200_000u64;
+        let config = Config::new(n as usize).seed(5);
+        let mut f = CuckooFilter::new(config.clone()).unwrap();
+        let mut hashes: Vec<u64> = (0..n)
+            .map(|i| KeyHash::of(&i.to_le_bytes()).to_u64())
+            .collect();
+        seeded_in_place(&mut hashes, config.seed);
+        hashes.sort_unstable();
+        let (geo, t) = f.table_mut();
+        let c = match geo.layout() {
+            crate::table::Layout::Semi10(c) => c,
+            other => panic!("the default layout is {other:?}"),
+        };
+        let mut room = Room::all(geo.num_buckets());
+        let rest = two_passes(&c, &geo, t, &mut room, &hashes).unwrap();
+        let stuck = one_move(&c, &geo, t, &mut room, &rest);
+        walks(&c, &geo, t, &mut room, &stuck, 500).unwrap();
+        let r = crate::table::raw::Region::new(t, &geo).unwrap();
+        let (mut first, mut walked) = (0u32, 0u32);
+        for &s in &stuck {
+            let k = locate_seeded(&geo, s);
+            match (c.count_in(r, k.i1, k.fp) > 0, c.count_in(r, k.i2, k.fp) > 0) {
+                (true, true) => {} // the fingerprint is in both: undecided
+                (in_first, in_second) => {
+                    assert!(in_first || in_second, "a walked key was lost");
+                    first += in_first as u32;
+                    walked += 1;
+                }
+            }
+        }
+        assert!(walked >= 500, "only {walked} keys walked");
+        // Binomial(walked, 1/2): σ = √walked / 2, so this allows 5σ.
+        let off = (first as f64 - walked as f64 / 2.0).abs();
+        assert!(
+            off < 2.5 * (walked as f64).sqrt(),
+            "{first} of {walked} walked keys in their first bucket"
+        );
+    }
+
+    /// Pass 3 on its own, given keys whose buckets have room (the builder only gives it keys
+    /// whose buckets are both full): each key takes one slot, in one of its own buckets.
+    #[test]
+    fn one_move_places_each_key_once() {
+        let mut f = CuckooFilter::new(Config::new(10_000).seed(2)).unwrap();
+        let (geo, t) = f.table_mut();
+        let c = match geo.layout() {
+            crate::table::Layout::Semi10(c) => c,
+            other => panic!("the default layout is {other:?}"),
+        };
+        let mut rng = SplitMix64::new(8);
+        let keys: Vec<u64> = (0..2_000).map(|_| rng.next_u64()).collect();
+        let mut room = Room::all(geo.num_buckets());
+        assert_eq!(one_move(&c, &geo, t, &mut room, &keys), Vec::<u64>::new());
+        assert_eq!(crate::table::scan(&geo, t), Ok(keys.len() as u64));
+        let r = crate::table::raw::Region::new(t, &geo).unwrap();
+        for &s in &keys {
+            let k = locate_seeded(&geo, s);
+            assert!(c.count_in(r, k.i1, k.fp) + c.count_in(r, k.i2, k.fp) > 0);
+        }
+    }
+
     /// Ranking a run by counting and by sorting keep the same keys in the same slots and move
     /// the same keys on, in the same order.
     #[test]

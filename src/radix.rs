@@ -426,6 +426,30 @@ mod tests {
         check(r.iter().map(|x| x & 0xFFFF_FFFF_0000_0000).collect());
         check(r.iter().map(|x| 1 << (x % 64)).collect()); // one bit each
         check(r.iter().map(|x| x & 0x8000_0000_0000_0001).collect()); // the top and bottom bits
+        // Low 4 bits: no wider than the top pass's digit, so every bucket it leaves holds
+        // copies of one value (and is not radix-sorted again).
+        check(r.iter().map(|x| x & 0xF).collect());
+    }
+
+    #[test]
+    fn ceil_log2_rounds_up() {
+        let expected = [
+            (1, 0),
+            (2, 1),
+            (3, 2),
+            (4, 2),
+            (5, 3),
+            (64, 6),
+            (65, 7),
+            (8191, 13),
+        ];
+        for (n, log) in expected {
+            assert_eq!(ceil_log2(n), log, "n={n}");
+        }
+        let top = usize::MAX / 2 + 1; // the top bit alone
+        assert_eq!(ceil_log2(top), usize::BITS - 1);
+        assert_eq!(ceil_log2(top + 1), usize::BITS);
+        assert_eq!(ceil_log2(usize::MAX), usize::BITS);
     }
 
     #[test]
@@ -471,6 +495,7 @@ mod tests {
             (1, 8),
             (50, 3),
             (1_000, 4),
+            (100_000, 2), // each bucket of the top pass holds one key
             (100_000, 10),
             (100_000, 23),
             (100_000, 40), // four passes per bucket
