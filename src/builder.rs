@@ -711,24 +711,35 @@ mod tests {
         assert_eq!(a, b);
     }
 
+    /// An empty default-layout filter for `n` keys (of ids `0..n`) with seed `seed`, and the
+    /// keys' seeded hashes sorted, as `finish` hands them to the passes.
+    fn default_filter_and_keys(n: u64, seed: u64) -> (CuckooFilter, Vec<u64>) {
+        let f = CuckooFilter::new(Config::new(n as usize).seed(seed)).unwrap();
+        let mut hashes: Vec<u64> = (0..n)
+            .map(|i| KeyHash::of(&i.to_le_bytes()).to_u64())
+            .collect();
+        seeded_in_place(&mut hashes, seed);
+        hashes.sort_unstable();
+        (f, hashes)
+    }
+
+    /// The codec of the default layout (semi-sorted, 10 bits).
+    fn default_codec(geo: &Geometry) -> crate::table::semi::SemiFast<10> {
+        match geo.layout() {
+            crate::table::Layout::Semi10(c) => c,
+            other => panic!("the default layout is {other:?}"),
+        }
+    }
+
     /// The type's docs say about 80 % of the keys land in their first bucket: at 95 % load a
     /// bucket's share of keys is about Poisson(3.8), of which it keeps at most 4, about 82 %.
     /// Each later pass places some of the rest, and together they place every key.
     #[test]
     fn each_pass_places_what_it_should() {
         let n = 200_000u64;
-        let config = Config::new(n as usize).seed(3);
-        let mut f = CuckooFilter::new(config.clone()).unwrap();
-        let mut hashes: Vec<u64> = (0..n)
-            .map(|i| KeyHash::of(&i.to_le_bytes()).to_u64())
-            .collect();
-        seeded_in_place(&mut hashes, config.seed);
-        hashes.sort_unstable();
+        let (mut f, hashes) = default_filter_and_keys(n, 3);
         let (geo, t) = f.table_mut();
-        let c = match geo.layout() {
-            crate::table::Layout::Semi10(c) => c,
-            other => panic!("the default layout is {other:?}"),
-        };
+        let c = default_codec(&geo);
         let mut room = Room::all(geo.num_buckets());
         let second = first_pass(&c, &geo, t, &mut room, &hashes);
         let placed = 1.0 - second.len() as f64 / n as f64;
@@ -772,18 +783,9 @@ mod tests {
     #[test]
     fn walks_start_at_either_bucket_evenly() {
         let n = 200_000u64;
-        let config = Config::new(n as usize).seed(5);
-        let mut f = CuckooFilter::new(config.clone()).unwrap();
-        let mut hashes: Vec<u64> = (0..n)
-            .map(|i| KeyHash::of(&i.to_le_bytes()).to_u64())
-            .collect();
-        seeded_in_place(&mut hashes, config.seed);
-        hashes.sort_unstable();
+        let (mut f, hashes) = default_filter_and_keys(n, 5);
         let (geo, t) = f.table_mut();
-        let c = match geo.layout() {
-            crate::table::Layout::Semi10(c) => c,
-            other => panic!("the default layout is {other:?}"),
-        };
+        let c = default_codec(&geo);
         let mut room = Room::all(geo.num_buckets());
         let rest = two_passes(&c, &geo, t, &mut room, &hashes).unwrap();
         let stuck = one_move(&c, &geo, t, &mut room, &rest);
