@@ -25,10 +25,10 @@ use crate::table::{Codec, Encoding, Geometry, kernel, with_codec};
 /// ```
 #[derive(Clone, Copy)]
 pub struct FilterRef<'a> {
-    geo: Geometry,
+    pub(crate) geo: Geometry,
     seed: u64,
     len: u64,
-    region: Region<'a>,
+    pub(crate) region: Region<'a>,
 }
 
 #[cold]
@@ -519,7 +519,8 @@ pub(crate) fn probe_each<'a>(
 /// before probing it, in a loop monomorphic in its codec. Several views work through blocks of
 /// 64 keys level by level: each key hashed once, each level's buckets for the block prefetched
 /// (when the level is larger than the caches) and then probed, one codec dispatch per level
-/// and block.
+/// and block. Where the CPU has AVX2, semi-sorted levels of 11 to 15-bit fingerprints (a
+/// chain's usual ones) are probed four keys at a time in vectors ([`crate::table::avx2`]).
 pub(crate) fn contains_batch_with(
     views: &[FilterRef<'_>],
     hashes: impl Iterator<Item = KeyHash>,
@@ -532,6 +533,12 @@ pub(crate) fn contains_batch_with(
     // views share a seed, as a chain's levels do, seeded once); each level then derives and
     // prefetches the block's buckets, and probes them, in a loop monomorphic in its codec.
     const BLOCK: usize = 64;
+    #[cfg(target_arch = "x86_64")]
+    const {
+        assert!(BLOCK <= crate::table::avx2::BLOCK)
+    };
+    #[cfg(target_arch = "x86_64")]
+    let mut scratch = crate::table::avx2::Scratch::default();
     let shared_seed = views.iter().all(|v| v.seed == views[0].seed);
     let mut hashes = hashes;
     let mut block = [0u64; BLOCK];
@@ -559,7 +566,24 @@ pub(crate) fn contains_batch_with(
                     hash::seeded(KeyHash::from_u64(k), v.seed)
                 }
             };
-            with_codec!(v.geo.layout(), c => level_block(&c, v, keys, seeded, &mut pending, out));
+            let prefetch = v.region.bytes().len() >= PREFETCH_FROM;
+            // The vector probe takes the seeded hashes, which `keys` holds when the seed is
+            // shared.
+            #[cfg(target_arch = "x86_64")]
+            if shared_seed
+                && crate::table::avx2::semi_level(
+                    v.geo.layout(),
+                    v.region,
+                    v.geo.num_buckets(),
+                    keys,
+                    out,
+                    prefetch,
+                    &mut scratch,
+                )
+            {
+                continue;
+            }
+            with_codec!(v.geo.layout(), c => level_block(&c, v, keys, seeded, prefetch, &mut pending, out));
         }
     }
 }
@@ -573,10 +597,10 @@ fn level_block<C: Codec>(
     v: &FilterRef<'_>,
     keys: &[u64],
     seeded: impl Fn(u64) -> u64,
+    prefetch: bool,
     pending: &mut [Pending],
     out: &mut [bool],
 ) {
-    let prefetch = v.region.bytes().len() >= PREFETCH_FROM;
     for (p, &k) in pending.iter_mut().zip(keys) {
         let s = locate_seeded(&v.geo, seeded(k));
         if prefetch {

@@ -15,6 +15,8 @@
 //! Slot value 0 marks an empty slot; fingerprints are never 0. An all-zero region is an empty
 //! table in every encoding.
 
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2;
 pub(crate) mod bits;
 mod buf;
 pub(crate) mod codec;

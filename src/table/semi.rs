@@ -219,11 +219,11 @@ const fn split(fp: u32, low: u32) -> (u64, u64) {
 pub(crate) struct SemiFast<const F: u32>;
 
 impl<const F: u32> SemiFast<F> {
-    const LOW: u32 = {
+    pub(crate) const LOW: u32 = {
         assert!(F >= 8 && F <= 15);
         F - 4
     };
-    const BITS: u64 = (INDEX_BITS + 4 * Self::LOW) as u64;
+    pub(crate) const BITS: u64 = (INDEX_BITS + 4 * Self::LOW) as u64;
     const LOWS: Fields = Fields::new(4, Self::LOW);
     const GATHER: Gather4 = Gather4::new(Self::LOW);
     const SLOTS: Slots4 = Slots4::new(F);

@@ -35,6 +35,13 @@ impl Fields {
         f
     }
 
+    /// The masks `(rep, low, high)`: the lowest bit, the low `w − 1` bits and the top bit of
+    /// every field (for the AVX2 probe, which applies [`equal`](Self::equal) to vectors).
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) const fn masks(&self) -> (u64, u64, u64) {
+        (self.rep, self.low, self.high)
+    }
+
     /// The top bit of every field of `word` that equals `q` (`q < 2^w`). Bits of `word` above
     /// the fields are ignored.
     ///
