@@ -26,21 +26,24 @@ use std::arch::x86_64::*;
 /// The most keys one call takes (a chain's batches work in blocks of this many).
 pub(crate) const BLOCK: usize = 64;
 
+/// The groups of four keys in a block.
+const GROUPS: usize = BLOCK / 4;
+
 /// Room for [`semi_level`] to keep a block's buckets and fingerprints while it prefetches:
 /// made once per batch and reused for every level and block (zeroing it per call cost more
 /// than a level's probe of a small table).
 pub(crate) struct Scratch {
-    p1: [[u64; 4]; BLOCK / 4],
-    p2: [[u64; 4]; BLOCK / 4],
-    fps: [[u64; 4]; BLOCK / 4],
+    p1: [[u64; 4]; GROUPS],
+    p2: [[u64; 4]; GROUPS],
+    fps: [[u64; 4]; GROUPS],
 }
 
 impl Default for Scratch {
     fn default() -> Scratch {
         Scratch {
-            p1: [[0; 4]; BLOCK / 4],
-            p2: [[0; 4]; BLOCK / 4],
-            fps: [[0; 4]; BLOCK / 4],
+            p1: [[0; 4]; GROUPS],
+            p2: [[0; 4]; GROUPS],
+            fps: [[0; 4]; GROUPS],
         }
     }
 }
@@ -201,6 +204,13 @@ fn low_parts<const F: u32>(r: Region<'_>, p1: [u64; 4], p2: [u64; 4], fp: __m256
     _mm256_or_si256(equal!(words!(p1)), equal!(words!(p2)))
 }
 
+/// Prefetches the lines of the one 8-byte load that reads the bucket at bit `p`.
+#[inline(always)]
+fn prefetch_bucket(r: Region<'_>, p: u64) {
+    r.prefetch((p >> 3) as usize);
+    r.prefetch((p >> 3) as usize + 7);
+}
+
 /// [`semi_level`] for a known codec.
 #[target_feature(enable = "avx2")]
 fn probe<const F: u32>(
@@ -224,16 +234,14 @@ fn probe<const F: u32>(
         );
     }
     if prefetch {
-        // The lines of each bucket's one 8-byte load.
         for &p in p1[..groups].iter().chain(&p2[..groups]).flatten() {
-            r.prefetch((p >> 3) as usize);
-            r.prefetch((p >> 3) as usize + 7);
+            prefetch_bucket(r, p);
         }
     }
     // Groups with a low-part match, listed without a branch per group: a group of four keys
     // matches often enough for a branch to mispredict (at f = 11, 1 − (1 − 8/128)^4 = 23 % of
     // groups; at f = 15, 3 %).
-    let mut matched = [0u8; BLOCK / 4];
+    let mut matched = [0u8; GROUPS];
     let mut n = 0;
     for g in 0..groups {
         let any = low_parts::<F>(r, p1[g], p2[g], bytemuck::cast(fps[g]));
@@ -427,40 +435,44 @@ mod tests {
         }
     }
 
-    /// Keys that are in the table are found, also when every key of a block is (each group of
-    /// four then goes to the scalar check).
+    /// Keys that are in the table are found, at every width it takes (a stored fingerprint
+    /// may sit in any of the four slots, so each field of the low-part test is exercised),
+    /// also when every key of a block is present (each group of four then goes to the scalar
+    /// check).
     #[test]
     fn present_keys_are_found() {
         if !avx2() {
             return;
         }
-        let mut f = crate::CuckooFilter::new(
-            crate::Config::new(3000)
-                .encoding(Encoding::SemiSorted)
-                .fingerprint_bits(12),
-        )
-        .unwrap();
-        let seed = f.seed();
-        let hashes: Vec<crate::KeyHash> = (0..3000u32)
-            .map(|k| crate::KeyHash::of(&k.to_le_bytes()))
-            .collect();
-        for &h in &hashes {
-            f.insert_hash(h).unwrap();
-        }
-        let v = f.as_filter_ref();
-        let (g, r) = (v.geo, v.region);
-        for block in hashes.chunks(BLOCK) {
-            let seeded: Vec<u64> = block.iter().map(|&h| hash::seeded(h, seed)).collect();
-            let mut out = vec![false; block.len()];
-            assert!(level(
-                g.layout(),
-                r,
-                g.num_buckets(),
-                &seeded,
-                &mut out,
-                true
-            ));
-            assert!(out.iter().all(|&x| x));
+        for bits in 11..=15 {
+            let mut f = crate::CuckooFilter::new(
+                crate::Config::new(3000)
+                    .encoding(Encoding::SemiSorted)
+                    .fingerprint_bits(bits),
+            )
+            .unwrap();
+            let seed = f.seed();
+            let hashes: Vec<crate::KeyHash> = (0..3000u32)
+                .map(|k| crate::KeyHash::of(&k.to_le_bytes()))
+                .collect();
+            for &h in &hashes {
+                f.insert_hash(h).unwrap();
+            }
+            let v = f.as_filter_ref();
+            let (g, r) = (v.geo, v.region);
+            for block in hashes.chunks(BLOCK) {
+                let seeded: Vec<u64> = block.iter().map(|&h| hash::seeded(h, seed)).collect();
+                let mut out = vec![false; block.len()];
+                assert!(level(
+                    g.layout(),
+                    r,
+                    g.num_buckets(),
+                    &seeded,
+                    &mut out,
+                    true
+                ));
+                assert!(out.iter().all(|&x| x), "f={bits}: a false negative");
+            }
         }
     }
 
@@ -485,9 +497,12 @@ mod tests {
                 "{e:?} f={f}"
             );
         }
-        let g = Geometry::new(8, 4, 10, Encoding::SemiSorted).unwrap();
+        // A layout it takes, with a bucket count it does not.
+        let g = Geometry::new(8, 4, 12, Encoding::SemiSorted).unwrap();
         let buf = TableBuf::zeroed(g.table_bytes()).unwrap();
         let r = Region::new(buf.bytes(), &g).unwrap();
+        assert!(level(g.layout(), r, 8, &seeded, &mut out, false));
+        out = [false; 4];
         assert!(!level(g.layout(), r, 1 << 32, &seeded, &mut out, false));
         assert_eq!(out, [false; 4]);
     }
