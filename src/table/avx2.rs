@@ -27,7 +27,8 @@ use std::arch::x86_64::*;
 pub(crate) const BLOCK: usize = 64;
 
 /// The groups of four keys in a block.
-const GROUPS: usize = BLOCK / 4;
+const GROUPS: usize = 16;
+const _: () = assert!(4 * GROUPS == BLOCK);
 
 /// Room for [`semi_level`] to keep a block's buckets and fingerprints while it prefetches:
 /// made once per batch and reused for every level and block (zeroing it per call cost more
