@@ -58,6 +58,11 @@ pub struct FilterBuilder {
 const TRIES: u32 = 12;
 const SAME_SIZE_TRIES: u32 = 4;
 
+/// The most hashes [`FilterBuilder::new`] reserves room for (1 GiB), whatever the capacity
+/// hint: the room is only address space until keys are added, but a wrong hint should not
+/// take more than any SSTable needs.
+const RESERVE_MAX: usize = 1 << 27;
+
 impl FilterBuilder {
     /// A builder whose filter will follow `config`: its false-positive rate, layout, seed and
     /// kicks. `config`'s capacity is only a hint to reserve memory for the hashes; the filter is
@@ -68,7 +73,9 @@ impl FilterBuilder {
     /// assert!(b.is_empty());
     /// ```
     pub fn new(config: Config) -> FilterBuilder {
-        let hashes = Vec::with_capacity(config.capacity.min(1 << 24));
+        let mut hashes = Vec::new();
+        // Where even that address space cannot be had, the hashes start small and grow.
+        let _ = hashes.try_reserve_exact(config.capacity.min(RESERVE_MAX));
         FilterBuilder { config, hashes }
     }
 
