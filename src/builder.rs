@@ -7,7 +7,7 @@ use crate::filter::{CuckooFilter, start_bucket};
 use crate::hash::{self, KeyHash, SplitMix64};
 use crate::radix;
 use crate::table::{Codec, Geometry, with_codec};
-use crate::view::locate_seeded;
+use crate::view::Slot;
 
 /// Builds a [`CuckooFilter`] sized exactly for the distinct keys it was given, for an SSTable
 /// written by a flush or a compaction: the key count is known only when the table is done, and
@@ -58,6 +58,11 @@ pub struct FilterBuilder {
 const TRIES: u32 = 12;
 const SAME_SIZE_TRIES: u32 = 4;
 
+/// The most hashes [`FilterBuilder::new`] reserves room for (1 GiB), whatever the capacity
+/// hint: the room is only address space until keys are added, but a wrong hint should not
+/// take more than any SSTable needs.
+const RESERVE_MAX: usize = 1 << 27;
+
 impl FilterBuilder {
     /// A builder whose filter will follow `config`: its false-positive rate, layout, seed and
     /// kicks. `config`'s capacity is only a hint to reserve memory for the hashes; the filter is
@@ -68,7 +73,9 @@ impl FilterBuilder {
     /// assert!(b.is_empty());
     /// ```
     pub fn new(config: Config) -> FilterBuilder {
-        let hashes = Vec::with_capacity(config.capacity.min(1 << 24));
+        let mut hashes = Vec::new();
+        // Where even that address space cannot be had, the hashes start small and grow.
+        let _ = hashes.try_reserve_exact(config.capacity.min(RESERVE_MAX));
         FilterBuilder { config, hashes }
     }
 
@@ -244,7 +251,7 @@ impl Room {
 }
 
 /// Pass 4 of [`place_all`]: the relocation walk of [`CuckooFilter::insert`] for every key of
-/// `keys`, 16 walks at a time, interleaved step by step so that each walk's next buckets are
+/// `keys` ([`moved`] keys), 16 walks at a time, interleaved step by step so that each walk's next buckets are
 /// prefetched while the others step. A walk that gives up after `max_kicks` evictions fails the
 /// whole placement (nothing is rolled back: the builder starts over with another seed).
 fn walks<C: Codec>(
@@ -302,8 +309,8 @@ fn walks<C: Codec>(
         for w in walks.iter_mut() {
             match w.phase {
                 Phase::Done => {
-                    let Some(&seeded) = next.next() else { continue };
-                    let s = locate_seeded(geo, seeded);
+                    let Some(&key) = next.next() else { continue };
+                    let s = locate_moved(geo, key);
                     prefetch(t, s.i1);
                     prefetch(t, s.i2);
                     *w = Walk {
@@ -311,7 +318,7 @@ fn walks<C: Codec>(
                         i1: s.i1,
                         i2: s.i2,
                         homeless: s.fp,
-                        rng: SplitMix64::new(seeded),
+                        rng: SplitMix64::new(key),
                         ..idle
                     };
                     active += 1;
@@ -385,7 +392,7 @@ fn prefetch_one_move_ahead<C: Codec>(
     const AHEAD: usize = 8;
     let m = geo.num_buckets();
     let prefetch = |i: u64| crate::prefetch::prefetch(t, c.bucket_byte(i));
-    let slot_of = |k: usize| keys.get(k).map(|&s| locate_seeded(geo, s));
+    let slot_of = |k: usize| keys.get(k).map(|&p| locate_moved(geo, p));
     if let Some(s) = slot_of(k + 2 * AHEAD) {
         prefetch(s.i1);
         prefetch(s.i2);
@@ -403,8 +410,9 @@ fn prefetch_one_move_ahead<C: Codec>(
     }
 }
 
-/// Pass 3 of [`place_all`]: places each key of `keys` by moving one resident of its buckets to
-/// the resident's other bucket, where there is room; returns the keys it could not place.
+/// Pass 3 of [`place_all`]: places each key of `keys` ([`moved`] keys) by moving one resident
+/// of its buckets to the resident's other bucket, where there is room; returns the keys it
+/// could not place.
 fn one_move<C: Codec>(
     c: &C,
     geo: &Geometry,
@@ -417,7 +425,7 @@ fn one_move<C: Codec>(
     let mut stuck = Vec::new();
     for (k, &key) in keys.iter().enumerate() {
         prefetch_one_move_ahead(c, geo, t, room, keys, k);
-        let s = locate_seeded(geo, key);
+        let s = locate_moved(geo, key);
         let mut placed = room.put(c, t, s.i1, s.fp) || room.put(c, t, s.i2, s.fp);
         'buckets: for i in [s.i1, s.i2] {
             if placed {
@@ -451,7 +459,7 @@ fn two_passes<C: Codec>(
     seeded: &[u64],
 ) -> Result<Vec<u64>> {
     let second = first_pass(c, geo, t, room, seeded);
-    second_pass(c, geo, t, room, second)
+    second_pass(c, t, room, second)
 }
 
 /// How many keys a bucket is the first bucket of, for each bucket of the table (saturating at
@@ -477,6 +485,27 @@ fn second_bucket(geo: &Geometry, s: u64) -> u64 {
     )
 }
 
+/// A key that pass 1 moves on, as one number: its second bucket `i2` above its fingerprint
+/// `fp`. That is all the later passes need of it (its first bucket is `alt_bucket(i2, fp)`),
+/// and sorted, these numbers come in second-bucket order.
+#[inline(always)]
+fn moved(i2: u64, fp: u32) -> u64 {
+    i2 << 32 | fp as u64
+}
+
+/// The buckets and fingerprint of a [`moved`] key `key`; its `seeded` field is `key` itself,
+/// which seeds its relocation walk.
+#[inline(always)]
+fn locate_moved(geo: &Geometry, key: u64) -> Slot {
+    let (i2, fp) = (key >> 32, key as u32);
+    Slot {
+        i1: hash::alt_bucket(i2, fp, geo.num_buckets()),
+        i2,
+        fp,
+        seeded: key,
+    }
+}
+
 /// The number of keys from `seeded[at]` on whose first bucket is `i1`, where `seeded[at..]`
 /// starts with the keys of bucket `i1`, if any: `demand[i1]`, unless it saturated.
 #[inline(always)]
@@ -493,7 +522,7 @@ fn run_len(geo: &Geometry, seeded: &[u64], at: usize, i1: u64, demand: &[u8]) ->
     }
 }
 
-/// Pass 1 of [`place_all`]; returns the seeded hashes of the keys it moves on, ascending.
+/// Pass 1 of [`place_all`]; returns the keys it moves on, as [`moved`] keys.
 ///
 /// It goes through the buckets in order, each with its run of keys (those whose first bucket
 /// it is; the keys are sorted, so the runs come in bucket order). A run longer than the
@@ -562,7 +591,7 @@ fn first_pass<C: Codec>(
 
 /// Pass 1 for the overfull run `keys` (ascending seeded hashes whose first bucket is `i1`):
 /// puts the fingerprints of the keys to keep in `slots`, best first, and appends the others
-/// to `second`, in their order. The best keys are those whose second bucket is most in demand,
+/// to `second`, as [`moved`] keys. The best keys are those whose second bucket is most in demand,
 /// then those with the greater fingerprint, then those with the greater hash (within a run the
 /// second bucket is a function of the fingerprint, and distinct keys never tie). `ranks` is
 /// room to work in.
@@ -584,8 +613,12 @@ fn keep_best(
         let i2 = hash::alt_bucket(i1, fp, m);
         (demand[i2 as usize] as u64) << 32 | fp as u64
     };
+    let move_on = |s: u64| {
+        let fp = hash::fingerprint(s, geo.fp_bits());
+        moved(hash::alt_bucket(i1, fp, m), fp)
+    };
     if keys.len() > COUNTED {
-        keep_best_sorted(keys, slots, second, rank);
+        keep_best_sorted(keys, slots, second, rank, move_on);
         return;
     }
     // (demand, fingerprint, position in the run) in one number: the keys are ascending, so
@@ -600,18 +633,19 @@ fn keep_best(
         let above = ranks.iter().filter(|&&q| q > r).count();
         match slots.get_mut(above) {
             Some(slot) => *slot = (r >> 8) as u32,
-            None => second.push(s),
+            None => second.push(move_on(s)),
         }
     }
 }
 
 /// [`keep_best`] for a long run, by sorting it: `rank` gives a key's (demand of its second
-/// bucket, fingerprint) as one number.
+/// bucket, fingerprint) as one number, `move_on` the [`moved`] key of a key moved on.
 fn keep_best_sorted(
     keys: &[u64],
     slots: &mut [u32],
     second: &mut Vec<u64>,
     rank: impl Fn(u64) -> u64,
+    move_on: impl Fn(u64) -> u64,
 ) {
     let mut run: Vec<u128> = keys
         .iter()
@@ -621,46 +655,35 @@ fn keep_best_sorted(
     for (slot, &k) in slots.iter_mut().zip(&run) {
         *slot = (k >> 64) as u32;
     }
-    let moved = second.len();
-    second.extend(run[slots.len()..].iter().map(|&k| k as u64));
-    second[moved..].sort_unstable();
+    second.extend(run[slots.len()..].iter().map(|&k| move_on(k as u64)));
 }
 
-/// Pass 2 of [`place_all`]: places the keys of `second` (ascending seeded hashes) in their
-/// second buckets, in bucket order; returns the keys it could not place.
+/// Pass 2 of [`place_all`]: places the keys of `second` ([`moved`] keys) in their second
+/// buckets, in bucket order; returns the keys it could not place.
 fn second_pass<C: Codec>(
     c: &C,
-    geo: &Geometry,
     t: &mut [u8],
     room: &mut Room,
     mut second: Vec<u64>,
 ) -> Result<Vec<u64>> {
     let b = c.slots();
     let mut rest = Vec::new();
-    // In second-bucket order, ties by hash (a stable sort of ascending hashes), so the order
-    // is the same on every run.
-    let mut scratch = radix::Scratch::new(second.len())?;
-    radix::sort_stable_by_key(&mut second, scratch.as_mut_slice(), |s| {
-        second_bucket(geo, s)
-    });
-    drop(scratch);
-    let mut keys = second
-        .iter()
-        .map(|&s| (second_bucket(geo, s), s))
-        .peekable();
-    while let Some((bucket, s)) = keys.next() {
+    // Sorted, they are in second-bucket order, and in the same order on every run.
+    sort_hashes(&mut second)?;
+    let mut keys = second.iter().map(|&k| (k >> 32, k)).peekable();
+    while let Some((bucket, k)) = keys.next() {
         let mut slots = c.read(t, bucket);
         let mut changed = false;
-        let mut put = |s: u64| match slots[..b].iter().position(|&v| v == 0) {
+        let mut put = |k: u64| match slots[..b].iter().position(|&v| v == 0) {
             Some(at) => {
-                slots[at] = hash::fingerprint(s, geo.fp_bits());
+                slots[at] = k as u32;
                 changed = true;
             }
-            None => rest.push(s),
+            None => rest.push(k),
         };
-        put(s);
-        while let Some((_, s)) = keys.next_if(|&(next, _)| next == bucket) {
-            put(s);
+        put(k);
+        while let Some((_, k)) = keys.next_if(|&(next, _)| next == bucket) {
+            put(k);
         }
         if changed {
             c.store_all(t, bucket, &slots);
@@ -697,6 +720,7 @@ fn reseed_in_place(hashes: &mut [u64], old: u64, new: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::view::locate_seeded;
 
     #[test]
     fn reseeding_equals_seeding_from_scratch() {
@@ -744,11 +768,19 @@ mod tests {
         let second = first_pass(&c, &geo, t, &mut room, &hashes);
         let placed = 1.0 - second.len() as f64 / n as f64;
         assert!((0.80..0.85).contains(&placed), "{placed}");
-        // A key moved on found its first bucket full, and buckets only fill up.
+        // A key moved on is one of the keys, and found its first bucket full (buckets only
+        // fill up).
         let r = crate::table::raw::Region::new(t, &geo).unwrap();
-        assert!(second.is_sorted());
-        for &s in &second {
-            let k = locate_seeded(&geo, s);
+        let keys: std::collections::HashSet<u64> = hashes
+            .iter()
+            .map(|&s| {
+                let k = locate_seeded(&geo, s);
+                moved(k.i2, k.fp)
+            })
+            .collect();
+        for &key in &second {
+            assert!(keys.contains(&key), "{key:#x} is no key's");
+            let k = locate_moved(&geo, key);
             assert_eq!(
                 c.count_in(r, k.i1, 0),
                 0,
@@ -756,7 +788,7 @@ mod tests {
             );
         }
         let moved = second.len();
-        let rest = second_pass(&c, &geo, t, &mut room, second).unwrap();
+        let rest = second_pass(&c, t, &mut room, second).unwrap();
         assert!(
             rest.len() < moved / 2,
             "{} of {moved} left after pass 2",
@@ -792,8 +824,8 @@ mod tests {
         walks(&c, &geo, t, &mut room, &stuck, 500).unwrap();
         let r = crate::table::raw::Region::new(t, &geo).unwrap();
         let (mut first, mut walked) = (0u32, 0u32);
-        for &s in &stuck {
-            let k = locate_seeded(&geo, s);
+        for &key in &stuck {
+            let k = locate_moved(&geo, key);
             match (c.count_in(r, k.i1, k.fp) > 0, c.count_in(r, k.i2, k.fp) > 0) {
                 (true, true) => {} // the fingerprint is in both: undecided
                 (in_first, in_second) => {
@@ -823,19 +855,24 @@ mod tests {
             other => panic!("the default layout is {other:?}"),
         };
         let mut rng = SplitMix64::new(8);
-        let keys: Vec<u64> = (0..2_000).map(|_| rng.next_u64()).collect();
+        let keys: Vec<u64> = (0..2_000)
+            .map(|_| {
+                let k = locate_seeded(&geo, rng.next_u64());
+                moved(k.i2, k.fp)
+            })
+            .collect();
         let mut room = Room::all(geo.num_buckets());
         assert_eq!(one_move(&c, &geo, t, &mut room, &keys), Vec::<u64>::new());
         assert_eq!(crate::table::scan(&geo, t), Ok(keys.len() as u64));
         let r = crate::table::raw::Region::new(t, &geo).unwrap();
-        for &s in &keys {
-            let k = locate_seeded(&geo, s);
+        for &key in &keys {
+            let k = locate_moved(&geo, key);
             assert!(c.count_in(r, k.i1, k.fp) + c.count_in(r, k.i2, k.fp) > 0);
         }
     }
 
     /// Ranking a run by counting and by sorting keep the same keys in the same slots and move
-    /// the same keys on, in the same order.
+    /// the same keys on.
     #[test]
     fn counting_and_sorting_rank_runs_alike() {
         let mut f = CuckooFilter::new(Config::new(10_000)).unwrap();
@@ -866,10 +903,21 @@ mod tests {
                 &mut vec![],
                 &mut moved_counted,
             );
-            keep_best_sorted(&keys, &mut sorted, &mut moved_sorted, rank);
+            let move_on = |s: u64| {
+                let fp = hash::fingerprint(s, geo.fp_bits());
+                moved(hash::alt_bucket(i1, fp, m), fp)
+            };
+            keep_best_sorted(&keys, &mut sorted, &mut moved_sorted, rank, move_on);
             assert_eq!(counted, sorted, "len {len}");
+            // The same keys moved on (pass 2 sorts them).
+            assert_eq!(
+                moved_counted.len(),
+                keys.len().saturating_sub(4),
+                "len {len}"
+            );
+            moved_counted.sort_unstable();
+            moved_sorted.sort_unstable();
             assert_eq!(moved_counted, moved_sorted, "len {len}");
-            assert!(moved_counted.is_sorted());
         }
     }
 
@@ -927,13 +975,13 @@ mod tests {
         };
         let f = build();
         assert_eq!(f.len(), 1000);
-        // Try `a` uses seed `5 + a·φ` (wrapping): the seventh try (a = 6, the third with a
+        // Try `a` uses seed `5 + a·φ` (wrapping): the eighth try (a = 7, the fourth with a
         // larger table) is the first that succeeds. Under overflow checks this also runs the
         // seed arithmetic of tries 2 and up, which once overflowed.
         let tries: Vec<u64> = (0..TRIES as u64)
             .map(|a| 5u64.wrapping_add(a.wrapping_mul(0x9E37_79B9_7F4A_7C15)))
             .collect();
-        assert_eq!(tries.iter().position(|&s| s == f.seed()), Some(6));
+        assert_eq!(tries.iter().position(|&s| s == f.seed()), Some(7));
         let exact = CuckooFilter::new(Config::new(1000)).unwrap();
         assert!(
             f.capacity() > exact.capacity(),

@@ -1,7 +1,7 @@
-//! Radix sorts of 64-bit values for [`FilterBuilder`](crate::FilterBuilder): its seeded hashes,
+//! A radix sort of 64-bit values for [`FilterBuilder`](crate::FilterBuilder): its seeded hashes,
 //! and the keys its second pass takes in second-bucket order.
 //!
-//! Both sorts make one pass over the whole input that scatters it by its top bits into
+//! It makes one pass over the whole input that scatters it by its top bits into
 //! buckets small enough for L2 cache (up to 2^11 of them: few enough streams for the TLB), then
 //! finish each bucket in cache with least-significant-digit passes of up to 11 bits. Uniform
 //! values (hashes) take three passes in all, each reading and writing every value once, where
@@ -82,54 +82,35 @@ const EXTRA: u32 = 6;
 /// # Panics
 /// If `scratch` is shorter than `v`.
 pub(crate) fn sort(v: &mut [u64], scratch: &mut [u64]) {
-    sort_with(v, scratch, |x| x, Ties::Unstable);
+    sort_with(v, scratch);
 }
 
-/// Sorts `v` by `key`, stably: values with equal keys keep their order. `scratch` must be at
-/// least as long as `v`; its contents are overwritten.
-///
-/// # Panics
-/// If `scratch` is shorter than `v`.
-pub(crate) fn sort_stable_by_key(v: &mut [u64], scratch: &mut [u64], key: impl Fn(u64) -> u64) {
-    sort_with(v, scratch, key, Ties::Stable);
-}
-
-/// What a bucket's radix passes leave for values whose sorted bits tie.
-#[derive(Clone, Copy, PartialEq, Debug)]
-enum Ties {
-    /// The key is the value: radix-sort the bits that spread the bucket out, then sort the
-    /// runs of values that tie on them (rare, short).
-    Unstable,
-    /// Radix-sort every bit of the key (stable passes only), so ties keep their order.
-    Stable,
-}
-
-/// The sort behind [`sort`] and [`sort_stable_by_key`]: scatters `v` into `scratch` by the
-/// top bits of the key, then sorts each bucket back into place in `v`.
-fn sort_with(v: &mut [u64], scratch: &mut [u64], key: impl Fn(u64) -> u64, ties: Ties) {
+/// The sort behind [`sort`]: scatters `v` into `scratch` by its top bits, then sorts each
+/// bucket back into place in `v`.
+fn sort_with(v: &mut [u64], scratch: &mut [u64]) {
     let scratch = &mut scratch[..v.len()];
     if v.len() <= SMALL {
-        small_sort(v, &key, ties);
+        v.sort_unstable();
         return;
     }
     let top = ceil_log2(v.len())
         .saturating_sub(BUCKET_LOG2)
         .clamp(1, MAX_DIGIT);
-    // One read for both: the bits where keys differ, and how many keys have each value of
-    // the top bits, which is the histogram the scatter needs when the keys differ in bit 63
+    // One read for both: the bits where values differ, and how many values have each value of
+    // the top bits, which is the histogram the scatter needs when the values differ in bit 63
     // (hashes do).
     let mut counts = vec![0usize; 1 << top];
-    let bits = varying_bits(v, &key, 64 - top, &mut counts);
+    let bits = varying_bits(v, 64 - top, &mut counts);
     if bits == 0 {
-        return; // all keys equal: sorted, and stable
+        return; // all values equal: sorted
     }
     let top = top.min(bits);
     let shift = bits - top;
     if bits != 64 {
         counts.truncate(1 << top);
-        histogram(v, &key, shift, &mut counts);
+        histogram(v, shift, &mut counts);
     }
-    let starts = scatter(v, scratch, &key, shift, &counts);
+    let starts = scatter(v, scratch, shift, &counts);
     let largest = starts.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
     let mut tmp = vec![0u64; largest];
     let mut bucket_counts = vec![0usize; MAX_PASSES << MAX_DIGIT];
@@ -141,19 +122,17 @@ fn sort_with(v: &mut [u64], scratch: &mut [u64], key: impl Fn(u64) -> u64, ties:
             counts: &mut bucket_counts,
             dst: &mut v[a..b],
         };
-        bucket.sort(&key, shift, ties);
+        bucket.sort(shift);
     }
 }
 
-/// The number of low bits in which the keys of `v` differ (0 when all are equal): bit
-/// `varying_bits - 1` is the highest one that is not the same in every key. Also counts, in
-/// `counts`, the keys with each value of their bits from `shift` up.
-fn varying_bits(v: &[u64], key: &impl Fn(u64) -> u64, shift: u32, counts: &mut [usize]) -> u32 {
-    let Some(&first) = v.first() else { return 0 };
-    let k0 = key(first);
+/// The number of low bits in which the values of `v` differ (0 when all are equal): bit
+/// `varying_bits - 1` is the highest one that is not the same in every value. Also counts, in
+/// `counts`, the values with each value of their bits from `shift` up.
+fn varying_bits(v: &[u64], shift: u32, counts: &mut [usize]) -> u32 {
+    let Some(&k0) = v.first() else { return 0 };
     let mut diff = 0;
-    for &x in v {
-        let k = key(x);
+    for &k in v {
         diff |= k ^ k0;
         counts[(k >> shift) as usize] += 1;
     }
@@ -165,27 +144,21 @@ fn ceil_log2(n: usize) -> u32 {
     usize::BITS - n.saturating_sub(1).leading_zeros()
 }
 
-/// Counts, in `counts` (zeroed here; its length a power of two), the keys of `v` with each
+/// Counts, in `counts` (zeroed here; its length a power of two), the values of `v` with each
 /// value of the digit at bit `shift`.
-fn histogram(v: &[u64], key: &impl Fn(u64) -> u64, shift: u32, counts: &mut [usize]) {
+fn histogram(v: &[u64], shift: u32, counts: &mut [usize]) {
     let mask = counts.len() as u64 - 1;
     counts.fill(0);
     for &x in v {
-        counts[((key(x) >> shift) & mask) as usize] += 1;
+        counts[((x >> shift) & mask) as usize] += 1;
     }
 }
 
 /// One counting-sort pass: moves `src` into `dst` ordered by the digit at bit `shift` of each
-/// key, stably, given how many keys have each digit (`counts`, whose length, a power of two up
-/// to 2^[`MAX_DIGIT`], gives the digit's width). Returns where each digit's keys begin in
-/// `dst`, followed by `src.len()`.
-fn scatter(
-    src: &[u64],
-    dst: &mut [u64],
-    key: &impl Fn(u64) -> u64,
-    shift: u32,
-    counts: &[usize],
-) -> Vec<usize> {
+/// value, stably, given how many values have each digit (`counts`, whose length, a power of
+/// two up to 2^[`MAX_DIGIT`], gives the digit's width). Returns where each digit's values
+/// begin in `dst`, followed by `src.len()`.
+fn scatter(src: &[u64], dst: &mut [u64], shift: u32, counts: &[usize]) -> Vec<usize> {
     let mut starts = Vec::with_capacity(counts.len() + 1);
     starts.push(0);
     let mut total = 0;
@@ -193,26 +166,20 @@ fn scatter(
         total += c;
         starts.push(total);
     }
-    scatter_from(src, dst, key, shift, &starts);
+    scatter_from(src, dst, shift, &starts);
     starts
 }
 
-/// The moving half of [`scatter`], given where each digit's keys begin (`starts`: one more
+/// The moving half of [`scatter`], given where each digit's values begin (`starts`: one more
 /// entry than there are digits).
-fn scatter_from(
-    src: &[u64],
-    dst: &mut [u64],
-    key: &impl Fn(u64) -> u64,
-    shift: u32,
-    starts: &[usize],
-) {
+fn scatter_from(src: &[u64], dst: &mut [u64], shift: u32, starts: &[usize]) {
     let mask = starts.len() as u64 - 2;
     let mut next = [0usize; 1 << MAX_DIGIT];
     let next = &mut next[..starts.len() - 1];
     next.copy_from_slice(&starts[..starts.len() - 1]);
     let dst = &mut dst[..src.len()];
     for &x in src {
-        let d = ((key(x) >> shift) & mask) as usize;
+        let d = ((x >> shift) & mask) as usize;
         let at = &mut next[d];
         // Always in range (the starts come from exact counts); `get_mut` leaves LLVM a plain
         // branch where indexing would also keep the panic path in the loop.
@@ -245,22 +212,19 @@ enum Area {
 }
 
 impl Bucket<'_> {
-    /// Sorts the bucket, whose keys agree above bit `bits`, into `dst`: least-significant-digit
-    /// passes over the low bits that matter (each from one buffer to another, the last into
-    /// `dst`), then, for [`Ties::Unstable`], the runs that tie on them.
-    fn sort(mut self, key: &impl Fn(u64) -> u64, bits: u32, ties: Ties) {
+    /// Sorts the bucket, whose values agree above bit `bits`, into `dst`:
+    /// least-significant-digit passes over the low bits that spread it out (each from one
+    /// buffer to another, the last into `dst`), then the runs that tie on them (rare, short).
+    fn sort(mut self, bits: u32) {
         let len = self.src.len();
         if len <= SMALL || bits == 0 {
             self.dst.copy_from_slice(self.src);
             if bits > 0 {
-                small_sort(self.dst, key, ties);
+                self.dst.sort_unstable();
             }
             return;
         }
-        let sorted_bits = match ties {
-            Ties::Unstable => bits.min(ceil_log2(len) + EXTRA),
-            Ties::Stable => bits,
-        };
+        let sorted_bits = bits.min(ceil_log2(len) + EXTRA);
         let low = bits - sorted_bits;
         let passes = sorted_bits.div_ceil(MAX_DIGIT);
         let width = sorted_bits.div_ceil(passes);
@@ -274,14 +238,12 @@ impl Bucket<'_> {
             let (c0, c1) = counts.split_at_mut(1 << width);
             let (m0, m1) = ((1u64 << widths(0)) - 1, (1u64 << widths(1)) - 1);
             let (s0, s1) = (low, low + width);
-            for &x in self.src.iter() {
-                let k = key(x);
+            for &k in self.src.iter() {
                 c0[((k >> s0) & m0) as usize] += 1;
                 c1[((k >> s1) & m1) as usize] += 1;
             }
         } else {
-            for &x in self.src.iter() {
-                let k = key(x);
+            for &k in self.src.iter() {
                 for p in 0..passes {
                     let mask = (1u64 << widths(p)) - 1;
                     counts[((p as usize) << width) + ((k >> (low + p * width)) & mask) as usize] +=
@@ -304,10 +266,10 @@ impl Bucket<'_> {
                 starts[d + 1] = starts[d] + self.counts[((p as usize) << width) + d];
             }
             let (from, into) = self.pair(at, to);
-            scatter_from(from, into, key, low + p * width, &starts[..=n]);
+            scatter_from(from, into, low + p * width, &starts[..=n]);
             at = to;
         }
-        if ties == Ties::Unstable && low > 0 {
+        if low > 0 {
             sort_tied_runs(self.dst, low);
         }
     }
@@ -342,26 +304,6 @@ fn sort_tied_runs(v: &mut [u64], low: u32) {
         }
         v[start..end].sort_unstable();
         at = end + 1;
-    }
-}
-
-/// Sorts a few values by comparisons: `sort_unstable` of the values, or an insertion sort by
-/// key (stable, no allocation).
-fn small_sort(v: &mut [u64], key: &impl Fn(u64) -> u64, ties: Ties) {
-    match ties {
-        Ties::Unstable => v.sort_unstable(),
-        Ties::Stable => {
-            for i in 1..v.len() {
-                let x = v[i];
-                let k = key(x);
-                let mut j = i;
-                while j > 0 && key(v[j - 1]) > k {
-                    v[j] = v[j - 1];
-                    j -= 1;
-                }
-                v[j] = x;
-            }
-        }
     }
 }
 
@@ -486,27 +428,20 @@ mod tests {
         assert_eq!(v, expected);
     }
 
-    /// [`sort_stable_by_key`] against the standard library's stable sort, on keys with many
-    /// ties (a narrow key) and without (wide ones).
+    /// Buckets that take one radix pass (values 14 bits wide: buckets of 10 bits) and three
+    /// (a bucket of 297 000 values, which the top pass cannot split: 25 bits sorted).
     #[test]
-    fn the_stable_sort_keeps_the_order_of_ties() {
-        for (n, bits) in [
-            (0, 8),
-            (1, 8),
-            (50, 3),
-            (1_000, 4),
-            (100_000, 2), // each bucket of the top pass holds one key
-            (100_000, 10),
-            (100_000, 23),
-            (100_000, 40), // four passes per bucket
-        ] {
-            let v = random(n, bits as u64);
-            let key = |x: u64| (x >> 7) & ((1 << bits) - 1);
-            let mut expected = v.clone();
-            expected.sort_by_key(|&x| key(x));
-            let mut got = v;
-            sort_stable_by_key(&mut got, &mut vec![0; n], key);
-            assert_eq!(got, expected, "n={n} bits={bits}");
-        }
+    fn sorts_buckets_of_one_and_of_three_passes() {
+        let narrow: Vec<u64> = random(100_000, 31)
+            .into_iter()
+            .map(|x| 5 << 50 | x & 0x3FFF)
+            .collect();
+        check(narrow);
+        let lopsided: Vec<u64> = random(300_000, 32)
+            .into_iter()
+            .enumerate()
+            .map(|(i, x)| x & ((1 << 40) - 1) | ((i % 100 == 0) as u64) << 45)
+            .collect();
+        check(lopsided);
     }
 }
