@@ -572,9 +572,8 @@ pub(crate) fn contains_batch_with(
             #[cfg(target_arch = "x86_64")]
             if shared_seed
                 && crate::table::avx2::semi_level(
-                    v.geo.layout(),
+                    &v.geo,
                     v.region,
-                    v.geo.num_buckets(),
                     keys,
                     out,
                     prefetch,

@@ -19,8 +19,8 @@
 use super::raw::Region;
 use super::semi::SemiFast;
 use super::swar::Fields;
-use super::{Codec, Layout};
-use crate::hash;
+use super::{Codec, Geometry, Layout};
+use crate::view::locate_seeded;
 use std::arch::x86_64::*;
 
 /// The most keys one call takes (a chain's batches work in blocks of this many).
@@ -49,21 +49,21 @@ impl Default for Scratch {
     }
 }
 
-/// Ors into `out[k]` whether `layout`, a level of `m` buckets over `r`, may hold the key with
-/// the seeded hash `seeded[k]` (`seeded` and `out` as long, at most [`BLOCK`]), prefetching
+/// Ors into `out[k]` whether the level of geometry `geo` over `r` may hold the key with the
+/// seeded hash `seeded[k]` (`seeded` and `out` as long, at most [`BLOCK`]), prefetching
 /// the level's buckets first if `prefetch`. Returns `false`, and does nothing, unless the
 /// level is semi-sorted with 11 to 15-bit fingerprints, has fewer than 2^32 buckets, and the
 /// CPU has AVX2: then the caller probes it the scalar way.
 pub(crate) fn semi_level(
-    layout: Layout,
+    geo: &Geometry,
     r: Region<'_>,
-    m: u64,
     seeded: &[u64],
     out: &mut [bool],
     prefetch: bool,
     scratch: &mut Scratch,
 ) -> bool {
     assert!(seeded.len() <= BLOCK && seeded.len() == out.len());
+    let m = geo.num_buckets();
     // The vector multiplications take 32-bit operands: `m` and `m / 2` must fit.
     if m >= 1 << 32 || !std::is_x86_feature_detected!("avx2") {
         return false;
@@ -72,10 +72,10 @@ pub(crate) fn semi_level(
         ($c:expr) => {
             // SAFETY: the CPU has AVX2 (checked above), the only requirement of calling a
             // `target_feature(enable = "avx2")` function; its body is safe code.
-            unsafe { probe(&$c, r, m, seeded, out, prefetch, scratch) }
+            unsafe { probe(&$c, geo, r, seeded, out, prefetch, scratch) }
         };
     }
-    match layout {
+    match geo.layout() {
         // Narrower low parts match too often for the vector pass to pay: at f = 10, 41 % of
         // the groups of four would be probed again by the scalar codec.
         Layout::Semi11(c) => go!(c),
@@ -216,14 +216,14 @@ fn prefetch_bucket(r: Region<'_>, p: u64) {
 #[target_feature(enable = "avx2")]
 fn probe<const F: u32>(
     c: &SemiFast<F>,
+    geo: &Geometry,
     r: Region<'_>,
-    m: u64,
     seeded: &[u64],
     out: &mut [bool],
     prefetch: bool,
     scratch: &mut Scratch,
 ) {
-    let d = Derive::new::<F>(m);
+    let d = Derive::new::<F>(geo.num_buckets());
     let groups = seeded.len() / 4;
     let Scratch { p1, p2, fps } = scratch;
     for (g, s) in seeded.chunks_exact(4).enumerate() {
@@ -251,9 +251,8 @@ fn probe<const F: u32>(
         n += (_mm256_movemask_pd(_mm256_castsi256_pd(none)) != 0b1111) as usize;
     }
     let scalar = |k: usize, out: &mut [bool]| {
-        let i1 = hash::first_bucket(seeded[k], m);
-        let fp = hash::fingerprint(seeded[k], F);
-        out[k] |= c.contains(r, i1, hash::alt_bucket(i1, fp, m), fp);
+        let s = locate_seeded(geo, seeded[k]);
+        out[k] |= c.contains(r, s.i1, s.i2, s.fp);
     };
     for &g in &matched[..n] {
         for k in 4 * g as usize..4 * g as usize + 4 {
@@ -268,19 +267,18 @@ fn probe<const F: u32>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hash::SplitMix64;
+    use crate::hash::{self, SplitMix64};
     use crate::table::{Encoding, Geometry, TableBuf};
 
     /// [`semi_level`] with a scratch of its own.
     fn level(
-        layout: Layout,
+        geo: &Geometry,
         r: Region<'_>,
-        m: u64,
         seeded: &[u64],
         out: &mut [bool],
         prefetch: bool,
     ) -> bool {
-        semi_level(layout, r, m, seeded, out, prefetch, &mut Scratch::default())
+        semi_level(geo, r, seeded, out, prefetch, &mut Scratch::default())
     }
 
     fn avx2() -> bool {
@@ -406,15 +404,7 @@ mod tests {
                         let before: Vec<bool> = (0..len).map(|_| rng.below(4) == 0).collect();
                         for prefetch in [false, true] {
                             let mut out = before.clone();
-                            assert!(semi_level(
-                                g.layout(),
-                                r,
-                                m,
-                                &seeded,
-                                &mut out,
-                                prefetch,
-                                &mut scratch
-                            ));
+                            assert!(semi_level(&g, r, &seeded, &mut out, prefetch, &mut scratch));
                             for k in 0..len {
                                 let i1 = hash::first_bucket(seeded[k], m);
                                 let fp = hash::fingerprint(seeded[k], f);
@@ -464,14 +454,7 @@ mod tests {
             for block in hashes.chunks(BLOCK) {
                 let seeded: Vec<u64> = block.iter().map(|&h| hash::seeded(h, seed)).collect();
                 let mut out = vec![false; block.len()];
-                assert!(level(
-                    g.layout(),
-                    r,
-                    g.num_buckets(),
-                    &seeded,
-                    &mut out,
-                    true
-                ));
+                assert!(level(&g, r, &seeded, &mut out, true));
                 assert!(out.iter().all(|&x| x), "f={bits}: a false negative");
             }
         }
@@ -493,18 +476,17 @@ mod tests {
             let g = Geometry::new(8, b, f, e).unwrap();
             let buf = TableBuf::zeroed(g.table_bytes()).unwrap();
             let r = Region::new(buf.bytes(), &g).unwrap();
-            assert!(
-                !level(g.layout(), r, 8, &seeded, &mut out, false),
-                "{e:?} f={f}"
-            );
+            assert!(!level(&g, r, &seeded, &mut out, false), "{e:?} f={f}");
         }
-        // A layout it takes, with a bucket count it does not.
+        // A layout it takes, with a bucket count it does not (the region is never read then:
+        // a small one stands in for the 2^32 buckets').
         let g = Geometry::new(8, 4, 12, Encoding::SemiSorted).unwrap();
         let buf = TableBuf::zeroed(g.table_bytes()).unwrap();
         let r = Region::new(buf.bytes(), &g).unwrap();
-        assert!(level(g.layout(), r, 8, &seeded, &mut out, false));
+        assert!(level(&g, r, &seeded, &mut out, false));
         out = [false; 4];
-        assert!(!level(g.layout(), r, 1 << 32, &seeded, &mut out, false));
+        let huge = Geometry::new(1 << 32, 4, 12, Encoding::SemiSorted).unwrap();
+        assert!(!level(&huge, r, &seeded, &mut out, false));
         assert_eq!(out, [false; 4]);
     }
 }
