@@ -172,16 +172,13 @@ fn low_parts<const F: u32>(r: Region<'_>, p1: [u64; 4], p2: [u64; 4], fp: __m256
     let low = SemiFast::<F>::LOW;
     let fields = Fields::new(4, low);
     let (rep, lo, hi) = fields.masks();
-    let seven = _mm256_set1_epi64x(7);
-    // The bucket at bit p: the 8 bytes from byte p / 8 on, shifted right by p mod 8, then by
-    // the index's 12 bits, so the low parts start at bit 0.
+    // The bucket at bit p (`Region::window`, as the scalar probe reads it), shifted past the
+    // index's 12 bits so the low parts start at bit 0.
     // (Macros rather than closures: a closure is not compiled with the function's AVX2.)
     macro_rules! words {
         ($p:expr) => {{
-            let p: [u64; 4] = $p;
-            let w: __m256i = bytemuck::cast(p.map(|p| r.u64_le((p >> 3) as usize)));
-            let shifted = _mm256_srlv_epi64(w, _mm256_and_si256(bytemuck::cast(p), seven));
-            _mm256_srli_epi64::<{ super::semi::INDEX_BITS as i32 }>(shifted)
+            let w: __m256i = bytemuck::cast($p.map(|p| r.window(p)));
+            _mm256_srli_epi64::<{ super::semi::INDEX_BITS as i32 }>(w)
         }};
     }
     // q · rep: the query's low part in all four fields (q < 2^low, rep < 2^34, so the product
