@@ -1,34 +1,117 @@
-//! `ScalableCuckooFilter`: a chain of cuckoo filters that grows without limit while its
-//! false-positive rate stays below the configured target (after Scalable Bloom Filters,
-//! Almeida et al. 2007).
+//! `ScalableCuckooFilter`: a cuckoo filter that grows without limit while its false-positive
+//! rate stays below the configured target. It grows in place — one bucket at a time, in a
+//! [`StretchLevel`] — and only starts a new level when the growing one has used its share of
+//! the false-positive budget, so that a lookup reads two buckets of one level, or of very few.
+//! Files of earlier versions, whose chains have a level per doubling (after Scalable Bloom
+//! Filters, Almeida et al. 2007), open and answer as before; they grow with stretch levels.
 
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::filter::CuckooFilter;
 use crate::format::{self, ChainParams, FileOut, LevelOut, decode};
-use crate::hash::KeyHash;
+use crate::hash::{self, KeyHash};
 use crate::persist;
+use crate::stretch::{StretchLevel, Unsplit};
+use crate::table::{Encoding, Geometry, PLAIN_WIDTHS};
 use crate::view::FilterRef;
 use std::io::Write;
 use std::path::Path;
 
-/// A growable cuckoo filter: a chain of [`CuckooFilter`] levels, for sets whose size is not
-/// known in advance (a memtable, a write-ahead dedup set).
+/// The core width of the stretch levels the crate creates (FORMAT.md §3.4): 32 alternate
+/// offsets per bucket keep a large table's relocations mixing (at 4 bits the searches for a
+/// free slot grow several-fold), and the other bits of a slot stay continuation bits, which
+/// an entry needs once per doubling.
+pub(crate) const CORE_BITS: u32 = 5;
+
+/// The load a stretch level is kept at: it splits a bucket whenever an insert would pass it.
+/// Higher loads make the searches for a free slot long (a level mid-way through a doubling has
+/// buckets that carry twice the demand of others); 90 % costs about 13 buckets examined per
+/// insert, 92 % about 60.
+pub(crate) const SPLIT_LOAD: f64 = 0.9;
+
+/// How many doublings a new level is given the width for: its bound after growing
+/// `2^DESIGN_DOUBLINGS`-fold is about its share. Each doubling adds about ¾ of a full
+/// table's rate, so widths are `log2(2b · load · (1 + ¾ · DESIGN_DOUBLINGS) / share)`.
+pub(crate) const DESIGN_DOUBLINGS: f64 = 10.0;
+
+/// How many times an insert into a stretch level splits a bucket and searches again before
+/// it gives up on the level.
+const RETRIES: u32 = 16;
+
+/// A level of the chain: a classic cuckoo filter (from files of versions 1 and 2), or a
+/// stretch level.
+#[derive(Clone, Debug, PartialEq)]
+enum Level {
+    Classic(CuckooFilter),
+    Stretch(StretchLevel),
+}
+
+impl Level {
+    fn view(&self) -> FilterRef<'_> {
+        match self {
+            Level::Classic(f) => f.as_filter_ref(),
+            Level::Stretch(l) => l.view(),
+        }
+    }
+
+    /// Keys in the level.
+    fn len(&self) -> u64 {
+        match self {
+            Level::Classic(f) => f.len() as u64,
+            Level::Stretch(l) => l.len(),
+        }
+    }
+
+    /// The level's bound on its false-positive rate.
+    fn fpr_bound(&self) -> f64 {
+        match self {
+            Level::Classic(f) => f.expected_fpr(),
+            Level::Stretch(l) => l.fpr_bound(),
+        }
+    }
+
+    fn table_bytes(&self) -> usize {
+        match self {
+            Level::Classic(f) => f.level_out().table.len(),
+            Level::Stretch(l) => l.table().len(),
+        }
+    }
+
+    fn level_out(&self) -> LevelOut<'_> {
+        match self {
+            Level::Classic(f) => f.level_out(),
+            Level::Stretch(l) => {
+                let counts = l.counts();
+                LevelOut {
+                    geo: l.geometry(),
+                    len: counts.entries,
+                    capacity: counts.keys,
+                    target_fpr: l.target_fpr(),
+                    precision: counts.precision,
+                    table: l.table(),
+                }
+            }
+        }
+    }
+}
+
+/// A growable cuckoo filter, for sets whose size is not known in advance (a memtable, a
+/// store-wide key filter, a stream).
 ///
-/// It starts with one level sized for the configured capacity. When the newest level holds
-/// as many items as it was sized for (or an insert into it fails), a level
-/// [`growth_factor`](Config::growth_factor) times larger is added and takes new inserts, so
-/// an insert never fails for lack of room — unless [`Config::max_levels`] or
-/// [`Config::max_bytes`] forbid the next level, and then it returns [`Error::Full`] with
+/// It starts with one level sized for the configured capacity and grows it in place, one
+/// bucket at a time (linear hashing): each entry keeps the hash bits its later buckets need,
+/// so growing moves entries without their keys, and a lookup reads two buckets however far the
+/// filter has grown. An insert never fails for lack of room — unless [`Config::max_levels`] or
+/// [`Config::max_bytes`] forbid growing further, and then it returns [`Error::Full`] with
 /// nothing lost.
 ///
-/// The false-positive rate stays bounded however far it grows: level `i` gets the share
-/// `ε·(1 − r)·rⁱ` of the target `ε` ([`tightening`](Config::tightening) `r`), and so slightly
-/// longer fingerprints, and the shares of all levels add up to less than `ε`.
-///
-/// Lookups hash the key once and probe every level, newest (largest) first, with the same
-/// kernel, after prefetching every level's buckets (so their cache misses overlap); an absent
-/// key costs one probe per level.
+/// The false-positive rate stays bounded however far it grows. Entries inserted early, when
+/// the level was small, answer for more keys than later ones; the level keeps the exact sum
+/// that bounds its rate, and when growing further would take it past the level's share of the
+/// target, a new level with wider slots takes the new keys. The first level gets
+/// `1 − r` of the target `ε` ([`tightening`](Config::tightening) `r`), each later one `1 − r`
+/// of what the levels before it left, so the bounds add up to less than `ε`. At the default
+/// 1 % target one level covers growth of more than a thousandfold.
 ///
 /// ```
 /// use cuckoo_sst::{Config, ScalableCuckooFilter};
@@ -37,7 +120,7 @@ use std::path::Path;
 /// for i in 0..100_000u32 {
 ///     f.insert(&i.to_le_bytes())?; // never fails for lack of room
 /// }
-/// assert!(f.levels() > 1);
+/// assert_eq!(f.levels(), 1); // grown 100-fold in place
 /// assert!((0..100_000u32).all(|i| f.contains(&i.to_le_bytes())));
 /// assert!(f.expected_fpr() <= 0.01);
 /// # Ok::<(), cuckoo_sst::Error>(())
@@ -45,7 +128,7 @@ use std::path::Path;
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScalableCuckooFilter {
     /// Oldest first; never empty.
-    levels: Vec<CuckooFilter>,
+    levels: Vec<Level>,
     /// The bound on the whole chain's false-positive rate.
     target_fpr: f64,
     chain: ChainParams,
@@ -54,10 +137,11 @@ pub struct ScalableCuckooFilter {
 }
 
 impl ScalableCuckooFilter {
-    /// A chain whose first level holds `config`'s capacity. The growth settings are
-    /// [`Config::growth_factor`], [`Config::tightening`], [`Config::max_levels`] and
-    /// [`Config::max_bytes`]; the layout of each level is chosen from its false-positive share
-    /// (a fixed [`Config::fingerprint_bits`] is refused: it would let the rate grow).
+    /// A filter whose first level holds `config`'s capacity. The growth settings are
+    /// [`Config::tightening`], [`Config::max_levels`] and [`Config::max_bytes`]; the slot width
+    /// of each level is chosen from its false-positive share (a fixed
+    /// [`Config::fingerprint_bits`] is refused: it would let the rate grow), and
+    /// [`Config::bucket_size`] and [`Config::encoding`], if set, fix the layout of every level.
     ///
     /// ```
     /// use cuckoo_sst::{Config, ScalableCuckooFilter};
@@ -67,6 +151,7 @@ impl ScalableCuckooFilter {
     /// ```
     pub fn new(config: Config) -> Result<ScalableCuckooFilter> {
         let chain = config.chain_params()?;
+        config.geometry()?; // every setting checked as for a single filter
         let mut f = ScalableCuckooFilter {
             levels: Vec::new(),
             target_fpr: config.fpr,
@@ -74,67 +159,146 @@ impl ScalableCuckooFilter {
             seed: config.seed,
             max_kicks: config.max_kicks,
         };
-        let first = f.level_config(0, config.capacity);
-        f.levels.push(CuckooFilter::new(first)?);
+        let level = f.new_level(config.capacity as u64)?;
+        f.levels.push(Level::Stretch(level));
         Ok(f)
     }
 
-    /// The configuration of level `k`, sized for `capacity` items.
-    fn level_config(&self, k: usize, capacity: usize) -> Config {
-        let r = self.chain.tightening;
-        let share = self.target_fpr * (1.0 - r) * r.powi(k as i32);
-        let mut c = Config::new(capacity)
-            .false_positive_rate(share)
-            .seed(self.seed)
-            .max_kicks(self.max_kicks);
-        if let Some(b) = self.chain.bucket_size {
-            c = c.bucket_size(b as usize);
-        }
-        if let Some(e) = self.chain.encoding {
-            c = c.encoding(e);
-        }
-        c
+    /// The bucket size and encoding of new levels.
+    fn layout(&self) -> (u32, Encoding) {
+        let b = self.chain.bucket_size.unwrap_or(4);
+        let e = self.chain.encoding.unwrap_or(if b == 4 {
+            Encoding::SemiSorted
+        } else {
+            Encoding::Packed
+        });
+        (b, e)
     }
 
-    fn newest(&mut self) -> &mut CuckooFilter {
-        let last = self.levels.len() - 1;
-        &mut self.levels[last]
+    /// A new stretch level sized for `capacity` keys, with the share `1 − r` of the budget the
+    /// existing levels leave; `Full` when no slot width up to 32 bits meets it.
+    fn new_level(&self, capacity: u64) -> Result<StretchLevel> {
+        let used: f64 = self.levels.iter().map(Level::fpr_bound).sum();
+        let share = (self.target_fpr - used) * (1.0 - self.chain.tightening);
+        let (b, encoding) = self.layout();
+        let width = slot_width(b, encoding, share).ok_or(Error::Full)?;
+        let buckets = (capacity as f64 / (b as f64 * SPLIT_LOAD)).ceil().max(2.0);
+        let geo = Geometry::stretch(buckets as u64, b, width, encoding, CORE_BITS)?;
+        StretchLevel::new(geo, self.seed, self.max_kicks, share)
     }
 
-    /// Appends the next level, or `Full` when a limit forbids it or it cannot exist (more than
-    /// 2^32 buckets, or a share no 32-bit fingerprint reaches).
-    fn grow(&mut self) -> Result<()> {
-        let k = self.levels.len();
+    /// Whether a file of these levels, with level `k`'s region `bytes` long instead, stays
+    /// within `max_bytes`.
+    fn fits(&self, k: usize, bytes: usize) -> bool {
+        let lens = self
+            .levels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| if i == k { bytes } else { l.table_bytes() });
+        let lens = lens.chain((k == self.levels.len()).then_some(bytes));
+        self.chain.max_bytes == 0 || format::file_len(lens) as u64 <= self.chain.max_bytes
+    }
+
+    /// Starts a new level for the keys to come, sized for a quarter of the keys so far, or
+    /// `Full` when a limit forbids it.
+    fn add_level(&mut self) -> Result<()> {
         let limit = match self.chain.max_levels {
             0 => crate::config::MAX_LEVELS,
             n => n,
         };
-        if k >= limit as usize {
+        if self.levels.len() >= limit as usize {
             return Err(Error::Full);
         }
-        let last = self.levels[k - 1].sized_for() as f64;
-        // At least one more item than the last level (which may be sized for none). Finite: a
-        // level has at most 2^35 slots and the factor is at most 64; a size past what a level
-        // can hold (2^32 buckets) saturates `as usize` and is refused by `geometry`, below.
-        let capacity = (last * self.chain.growth_factor).ceil().max(last + 1.0);
-        let config = self.level_config(k, capacity as usize);
-        let geo = match config.geometry() {
-            Ok(g) => g,
+        let level = match self.new_level((self.len() as u64 / 4).max(64)) {
             Err(Error::InvalidConfig { .. }) => return Err(Error::Full),
-            Err(e) => return Err(e),
+            other => other?,
         };
-        let grown = format::file_len(
-            self.levels
-                .iter()
-                .map(|l| l.level_out().table.len())
-                .chain([geo.table_bytes()]),
-        ) as u64;
-        if self.chain.max_bytes != 0 && grown > self.chain.max_bytes {
+        if !self.fits(self.levels.len(), level.table().len()) {
             return Err(Error::Full);
         }
-        let level = CuckooFilter::new(config)?;
-        self.levels.push(level);
+        self.levels.push(Level::Stretch(level));
         Ok(())
+    }
+
+    /// Splits a bucket of the newest level if the limits allow, keeping what undoes it in
+    /// `undo`: `Ok(false)` when they do not (2^32 buckets, or `max_bytes`).
+    fn split_newest(&mut self, undo: &mut Vec<Unsplit>) -> Result<bool> {
+        let k = self.levels.len() - 1;
+        let Some(Level::Stretch(level)) = self.levels.last() else {
+            return Ok(false);
+        };
+        let geo = level.geometry();
+        let Ok(grown) = geo.with_buckets(geo.num_buckets() + 1) else {
+            return Ok(false);
+        };
+        if !self.fits(k, grown.table_bytes()) {
+            return Ok(false);
+        }
+        let Some(Level::Stretch(level)) = self.levels.last_mut() else {
+            return Ok(false);
+        };
+        undo.push(level.split()?);
+        Ok(true)
+    }
+
+    /// Inserts into the newest level, growing it as needed: `Ok(true)` when placed, `Ok(false)`
+    /// when it cannot take the key (its share would be passed, or it cannot grow or find
+    /// room), with nothing changed: splits made for a key that then does not fit are undone.
+    fn insert_newest(&mut self, seeded: u64) -> Result<bool> {
+        let mut undo = Vec::new();
+        let placed = self.grow_and_insert(seeded, &mut undo);
+        if !matches!(placed, Ok(true)) {
+            let Some(Level::Stretch(level)) = self.levels.last_mut() else {
+                return placed;
+            };
+            while let Some(u) = undo.pop() {
+                level.unsplit(u)?;
+            }
+        }
+        placed
+    }
+
+    /// [`insert_newest`](Self::insert_newest) without the undo.
+    fn grow_and_insert(&mut self, seeded: u64, undo: &mut Vec<Unsplit>) -> Result<bool> {
+        let Some(Level::Stretch(level)) = self.levels.last() else {
+            return Ok(false);
+        };
+        if level.fpr_bound_after_insert() > level.target_fpr() {
+            return Ok(false);
+        }
+        loop {
+            let Some(Level::Stretch(level)) = self.levels.last() else {
+                return Ok(false);
+            };
+            if (level.entries() + 1) as f64 <= SPLIT_LOAD * level.geometry().slots() as f64
+                || !self.split_newest(undo)?
+            {
+                break;
+            }
+        }
+        // At the split load the search for a free slot fails for about one key in 60 (in a
+        // level mid-way through a doubling, where unsplit buckets carry twice the demand of
+        // split ones); each failure splits one more bucket, and after a few the search may
+        // examine more buckets. Past that the level is jammed and a new level takes the key.
+        for attempt in 0..RETRIES {
+            let Some(Level::Stretch(level)) = self.levels.last_mut() else {
+                return Ok(false);
+            };
+            let budget = match attempt {
+                0..4 => self.max_kicks,
+                _ => self.max_kicks.saturating_mul(8),
+            };
+            match level.insert_seeded_within(seeded, budget) {
+                Ok(()) => return Ok(true),
+                Err(Error::Full) => {
+                    if !self.split_newest(undo)? {
+                        return Ok(false);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(false)
     }
 
     /// Adds `key`. Grows the chain when the newest level is full; fails only when a
@@ -160,20 +324,18 @@ impl ScalableCuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn insert_hash(&mut self, h: KeyHash) -> Result<()> {
-        let newest = self.newest();
-        if newest.len() as u64 >= newest.sized_for() {
-            self.grow()?;
+        let seeded = hash::seeded(h, self.seed);
+        if self.insert_newest(seeded)? {
+            return Ok(());
         }
-        match self.newest().insert_hash(h) {
-            Err(Error::Full) => {
-                self.grow()?;
-                match self.newest().insert_hash(h) {
-                    Err(Error::Full) => Err(Error::Full),
-                    other => other,
-                }
-            }
-            other => other,
+        let before = self.levels.len();
+        self.add_level()?;
+        if self.insert_newest(seeded)? {
+            return Ok(());
         }
+        // A new, empty level that cannot take a key: its share is too small for any width.
+        self.levels.truncate(before);
+        Err(Error::Full)
     }
 
     /// Adds `key` unless it is (probably) present in some level; `Ok(true)` when added.
@@ -227,10 +389,10 @@ impl ScalableCuckooFilter {
     #[inline]
     pub fn contains_hash(&self, h: KeyHash) -> bool {
         if let [level] = self.levels.as_slice() {
-            return level.contains_hash(h);
+            return level.view().contains_hash(h);
         }
         let mut any = false;
-        let levels = self.levels.iter().rev().map(|l| l.as_filter_ref());
+        let levels = self.levels.iter().rev().map(Level::view);
         crate::view::probe_each(levels, h, |_, found| {
             any = found;
             !found
@@ -280,11 +442,7 @@ impl ScalableCuckooFilter {
 
     /// Every level's view, newest (largest) first.
     fn views(&self) -> Vec<FilterRef<'_>> {
-        self.levels
-            .iter()
-            .rev()
-            .map(|l| l.as_filter_ref())
-            .collect()
+        self.levels.iter().rev().map(Level::view).collect()
     }
 
     /// Copies of `key`'s fingerprint across all levels.
@@ -309,7 +467,7 @@ impl ScalableCuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn count_hash(&self, h: KeyHash) -> usize {
-        self.levels.iter().map(|l| l.count_hash(h)).sum()
+        self.levels.iter().map(|l| l.view().count_hash(h)).sum()
     }
 
     /// Removes one copy of `key` from the level that holds it; `true` if one was removed.
@@ -346,9 +504,12 @@ impl ScalableCuckooFilter {
             .levels
             .iter()
             .enumerate()
-            .filter(|(_, l)| l.contains_hash(h));
+            .filter(|(_, l)| l.view().contains_hash(h));
         match (holders.next(), holders.next()) {
-            (Some((k, _)), None) => self.levels[k].remove_hash(h),
+            (Some((k, _)), None) => match &mut self.levels[k] {
+                Level::Classic(f) => f.remove_hash(h),
+                Level::Stretch(l) => l.remove_seeded(hash::seeded(h, self.seed)),
+            },
             _ => false,
         }
     }
@@ -362,7 +523,7 @@ impl ScalableCuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn len(&self) -> usize {
-        self.levels.iter().map(|l| l.len()).sum()
+        self.levels.iter().map(|l| l.len() as usize).sum()
     }
 
     /// Whether the filter holds no items.
@@ -372,7 +533,7 @@ impl ScalableCuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn is_empty(&self) -> bool {
-        self.levels.iter().all(|l| l.is_empty())
+        self.levels.iter().all(|l| l.len() == 0)
     }
 
     /// Number of levels.
@@ -393,7 +554,7 @@ impl ScalableCuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn level(&self, k: usize) -> Option<FilterRef<'_>> {
-        self.levels.get(k).map(|l| l.as_filter_ref())
+        self.levels.get(k).map(Level::view)
     }
 
     /// Total slots in all levels.
@@ -404,7 +565,7 @@ impl ScalableCuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn capacity(&self) -> usize {
-        self.levels.iter().map(|l| l.capacity()).sum()
+        self.levels.iter().map(|l| l.view().capacity()).sum()
     }
 
     /// The false-positive rate bound of the chain as it is: `1 − Π(1 − εₖ)` over its levels'
@@ -417,7 +578,7 @@ impl ScalableCuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn expected_fpr(&self) -> f64 {
-        format::combined_fpr(self.levels.iter().map(|l| l.expected_fpr()))
+        format::combined_fpr(self.levels.iter().map(Level::fpr_bound))
     }
 
     /// The seed shared by every level.
@@ -450,7 +611,7 @@ impl ScalableCuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn size_in_bytes(&self) -> usize {
-        format::file_len(self.levels.iter().map(|l| l.level_out().table.len()))
+        format::file_len(self.levels.iter().map(Level::table_bytes))
     }
 
     fn with_file<R>(&self, f: impl FnOnce(&FileOut<'_>) -> R) -> R {
@@ -540,7 +701,18 @@ impl ScalableCuckooFilter {
         let levels = meta
             .levels
             .iter()
-            .map(|level| CuckooFilter::from_level(&meta, level, bytes))
+            .map(|level| match level.stretch {
+                None => CuckooFilter::from_level(&meta, level, bytes).map(Level::Classic),
+                Some(counts) => StretchLevel::from_parts(
+                    level.geo,
+                    meta.seed,
+                    meta.max_kicks,
+                    counts,
+                    level.target_fpr,
+                    &bytes[level.region()],
+                )
+                .map(Level::Stretch),
+            })
             .collect::<Result<Vec<_>>>()?;
         Ok(ScalableCuckooFilter {
             levels,
@@ -552,53 +724,84 @@ impl ScalableCuckooFilter {
     }
 }
 
+/// The slot width of a stretch level with buckets of `b` and the false-positive share
+/// `share`: `1 + ⌈log2(2b · SPLIT_LOAD · (1 + ¾ · DESIGN_DOUBLINGS) / share)⌉`, at least
+/// what the core, a continuation bit and the marker need; a plain encoding rounds up to 8, 16
+/// or 32 bits. `None` past 32 bits.
+pub(crate) fn slot_width(b: u32, encoding: Encoding, share: f64) -> Option<u32> {
+    if !(share > 0.0) {
+        return None;
+    }
+    let rate = 2.0 * b as f64 * SPLIT_LOAD * (1.0 + 0.75 * DESIGN_DOUBLINGS) / share;
+    let precision = rate.log2().ceil().max(1.0);
+    if precision > 31.0 {
+        return None;
+    }
+    let w = (precision as u32 + 1).max(CORE_BITS + 2);
+    match encoding {
+        Encoding::Plain => PLAIN_WIDTHS.into_iter().find(|&p| p >= w),
+        _ => Some(w),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::DEFAULT_TIGHTENING;
 
+    /// The widths the rule gives: 14 bits at the default 1 % (13 of precision: the bound of a
+    /// level grown a thousandfold is about 0.75 %), two more bits for a quarter of the share,
+    /// plain widths rounded up, nothing past 32 bits.
     #[test]
-    fn shares_add_up_to_less_than_the_target() {
-        let f = ScalableCuckooFilter::new(Config::new(10).false_positive_rate(0.01)).unwrap();
-        let mut sum = 0.0;
-        for k in 0..200 {
-            let c = f.level_config(k, 10);
-            sum += c.fpr;
-        }
-        assert!(sum < 0.01 && sum > 0.0099);
+    fn slot_widths_follow_the_share() {
+        assert_eq!(slot_width(4, Encoding::SemiSorted, 0.008), Some(14));
+        assert_eq!(slot_width(4, Encoding::SemiSorted, 0.002), Some(16));
+        assert_eq!(slot_width(4, Encoding::Plain, 0.008), Some(16));
+        assert_eq!(slot_width(4, Encoding::Plain, 0.00001), Some(32));
+        assert_eq!(slot_width(2, Encoding::Packed, 0.5), Some(CORE_BITS + 2));
+        assert_eq!(slot_width(4, Encoding::Packed, 1e-12), None);
+        assert_eq!(slot_width(4, Encoding::Packed, 0.0), None);
+        assert_eq!(slot_width(4, Encoding::Packed, f64::NAN), None);
     }
 
+    /// Inserting until a limit refuses: every key still present, the bound under the target,
+    /// the limit kept, and a refused insert changes nothing (splits it made undone).
     #[test]
     fn growth_stops_at_the_limits_with_nothing_lost() {
-        // With tightening close to 1 the fingerprints widen slowly, and one-item levels grow
-        // by one item each: without a max_levels the chain stops at MAX_LEVELS.
-        let endless = Config::new(1).growth_factor(1.001).tightening(0.999);
         for config in [
-            Config::new(50).max_levels(3),
+            Config::new(50).max_levels(1),
             Config::new(50).max_bytes(4096),
-            endless,
+            Config::new(1)
+                .max_levels(2)
+                .max_bytes(1 << 18)
+                .false_positive_rate(0.5)
+                .tightening(0.99),
         ] {
             let mut f = ScalableCuckooFilter::new(config.clone()).unwrap();
             let mut i = 0u32;
-            loop {
+            while f.insert(&i.to_le_bytes()).is_ok() {
+                i += 1;
+                assert!(i < 5_000_000, "{config:?} never stopped");
+            }
+            for retry in [i, i, i] {
                 let before = f.clone();
-                match f.insert(&i.to_le_bytes()) {
-                    Ok(()) => i += 1,
-                    Err(Error::Full) => {
-                        assert_eq!(f, before, "{config:?}");
-                        break;
-                    }
-                    Err(e) => panic!("{e}"),
-                }
+                assert!(matches!(f.insert(&retry.to_le_bytes()), Err(Error::Full)));
+                assert_eq!(f, before, "{config:?}: a refused insert changed the filter");
             }
+            assert!(i >= 50 || config.capacity < 50, "{config:?}: only {i} keys");
             assert!((0..i).all(|k| f.contains(&k.to_le_bytes())));
+            assert!(f.expected_fpr() <= config.fpr, "{config:?}");
             if config.max_bytes != 0 {
-                assert!(f.size_in_bytes() <= 4096);
-            } else if config.max_levels != 0 {
-                assert_eq!(f.levels(), 3);
-            } else {
-                assert_eq!(f.levels(), crate::config::MAX_LEVELS as usize);
-                assert!(ScalableCuckooFilter::from_bytes(&f.to_bytes()).is_ok());
+                assert!(f.size_in_bytes() as u64 <= config.max_bytes, "{config:?}");
             }
+            if config.max_levels != 0 {
+                assert!(f.levels() <= config.max_levels as usize, "{config:?}");
+            }
+            if config.max_levels == 1 {
+                // Stopped by the bound: one more key would pass the level's share.
+                assert!(f.expected_fpr() > 0.9 * (1.0 - DEFAULT_TIGHTENING) * config.fpr);
+            }
+            assert_eq!(ScalableCuckooFilter::from_bytes(&f.to_bytes()).unwrap(), f);
         }
     }
 
@@ -614,6 +817,10 @@ mod tests {
             Config::new(10).fingerprint_bits(16),
             Config::new(10).false_positive_rate(2.0),
             Config::new(10).max_levels(crate::config::MAX_LEVELS + 1),
+            Config::new(10)
+                .bucket_size(2)
+                .encoding(Encoding::SemiSorted),
+            Config::new(10).max_kicks(crate::config::MAX_KICKS_LIMIT + 1),
         ] {
             assert!(
                 matches!(

@@ -25,8 +25,9 @@ pub const MAX_GROWTH_FACTOR: f64 = 64.0;
 /// of per-level state). With the default tightening the widest fingerprints run out at about
 /// 60 levels anyway.
 pub const MAX_LEVELS: u32 = 128;
-/// The default ratio between the false-positive shares of successive levels.
-pub const DEFAULT_TIGHTENING: f64 = 0.8;
+/// The default fraction of a growable filter's false-positive budget that each new level
+/// leaves to the levels after it (see [`Config::tightening`]).
+pub const DEFAULT_TIGHTENING: f64 = 0.2;
 /// The default seed.
 pub const DEFAULT_SEED: u64 = 0x6375_636B_6F6F_7373; // "cuckooss"
 
@@ -194,7 +195,10 @@ impl Config {
     }
 
     /// The most relocations one insert may make before it gives up with
-    /// [`Error::Full`](crate::Error::Full); default 500, at most [`MAX_KICKS_LIMIT`].
+    /// [`Error::Full`](crate::Error::Full); default 500, at most [`MAX_KICKS_LIMIT`]. A
+    /// [`ScalableCuckooFilter`](crate::ScalableCuckooFilter) searches for a free slot
+    /// breadth-first, examining at most this many buckets (and eight times as many once a
+    /// few searches for the same key have failed).
     ///
     /// ```
     /// use cuckoo_sst::{Config, CuckooFilter};
@@ -207,8 +211,12 @@ impl Config {
         self
     }
 
-    /// For a [`ScalableCuckooFilter`](crate::ScalableCuckooFilter): how much larger each new
-    /// level is than the one before (default 2; more than 1, at most [`MAX_GROWTH_FACTOR`]).
+    /// For the chains of files written by cuckoo-sst 0.1 (format version 2 and older), whose
+    /// levels each had a fixed size: how much larger each new level was than the one before
+    /// (default 2; more than 1, at most [`MAX_GROWTH_FACTOR`]). It is checked and kept in the
+    /// file, but a [`ScalableCuckooFilter`](crate::ScalableCuckooFilter) now grows its level
+    /// one bucket at a time, and starts a new level only when the growing one has used its
+    /// false-positive share, so it does not change how a filter grows.
     ///
     /// ```
     /// use cuckoo_sst::{Config, ScalableCuckooFilter};
@@ -216,7 +224,7 @@ impl Config {
     /// for i in 0..1000u32 {
     ///     f.insert(&i.to_le_bytes())?;
     /// }
-    /// assert_eq!(f.levels(), 3); // 100, 400, 1600 items
+    /// assert_eq!(f.levels(), 1); // grown tenfold in place
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn growth_factor(mut self, factor: f64) -> Config {
@@ -224,15 +232,17 @@ impl Config {
         self
     }
 
-    /// For a [`ScalableCuckooFilter`](crate::ScalableCuckooFilter): the ratio `r` between the
-    /// false-positive shares of successive levels (default 0.8, in (0, 1)). Level `i` gets
-    /// `ε·(1 − r)·rⁱ`, so the shares of any number of levels add up to less than `ε`; a smaller
-    /// `r` starts with wider fingerprints and widens them faster.
+    /// For a [`ScalableCuckooFilter`](crate::ScalableCuckooFilter): the fraction `r` of the
+    /// false-positive budget each level leaves to the levels after it (default 0.2, in
+    /// (0, 1)). The first level may grow until its bound reaches `ε·(1 − r)`; a later level
+    /// gets `1 − r` of what the levels before it left. The shares of any number of levels add
+    /// up to less than `ε`. A larger `r` gives the first level less of the budget: wider slots,
+    /// and a later second level.
     ///
     /// ```
     /// use cuckoo_sst::{Config, ScalableCuckooFilter};
     /// let f = ScalableCuckooFilter::new(Config::new(1000).tightening(0.5))?;
-    /// assert!(f.expected_fpr() <= 0.01 * 0.5);
+    /// assert!(f.level(0).unwrap().fingerprint_bits() > 14); // 14 at the default 0.2
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn tightening(mut self, ratio: f64) -> Config {

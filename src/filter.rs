@@ -483,6 +483,7 @@ impl CuckooFilter {
             len: self.len,
             capacity: self.sized_for,
             target_fpr: self.target_fpr,
+            precision: 0,
             table: self.table.bytes(),
         }
     }
@@ -588,11 +589,6 @@ impl CuckooFilter {
             table,
             undo: Vec::new(),
         })
-    }
-
-    /// The number of items the filter was sized for.
-    pub(crate) fn sized_for(&self) -> u64 {
-        self.sized_for
     }
 }
 

@@ -142,6 +142,239 @@ pub(crate) fn alt_bucket(i: u64, fp: u32, num_buckets: u64) -> u64 {
     std::hint::select_unpredictable(o >= i, d, d.wrapping_add(num_buckets))
 }
 
+/// The derivation of a *stretch* level (FORMAT.md §2.2): a level that grows one bucket at a
+/// time (linear hashing), whose entries keep the hash bits that later address bits come from.
+///
+/// Everything here depends only on the seeded hash, the level's bucket count `m`, its core
+/// width `c` and its continuation width `l0`; a key hashed once serves every stretch level of
+/// a file.
+pub(crate) mod stretch {
+    use super::fmix64;
+
+    /// The widest core a level may have: the offset table holds `2^MAX_CORE_BITS` offsets.
+    pub(crate) const MAX_CORE_BITS: u32 = 8;
+    /// The narrowest core: the marker must lie below a semi-sorted slot's high nibble.
+    pub(crate) const MIN_CORE_BITS: u32 = 4;
+    /// Precision sums count each entry as `2^(PRECISION_SCALE − T)` (FORMAT.md §5.1).
+    pub(crate) const PRECISION_SCALE: u32 = 60;
+
+    /// The offset `X(core)` that turns a key's first address string into its second:
+    /// `fmix64((core + 1) · 0x9E3779B97F4A7C15 mod 2^64) | 1`. Odd, so the two strings differ
+    /// in bit 0 and the two buckets always differ.
+    pub(crate) const fn offset(core: u64) -> u64 {
+        fmix64((core + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1
+    }
+
+    const fn build_offsets() -> [u64; 1 << MAX_CORE_BITS] {
+        let mut t = [0u64; 1 << MAX_CORE_BITS];
+        let mut k = 0;
+        while k < t.len() {
+            t[k] = offset(k as u64);
+            k += 1;
+        }
+        t
+    }
+
+    const fn build_reversed(o: &[u64; 1 << MAX_CORE_BITS]) -> [u64; 1 << MAX_CORE_BITS] {
+        let mut t = [0u64; 1 << MAX_CORE_BITS];
+        let mut k = 0;
+        while k < t.len() {
+            t[k] = o[k].reverse_bits();
+            k += 1;
+        }
+        t
+    }
+
+    /// [`offset`] of every core.
+    static OFFSETS: [u64; 1 << MAX_CORE_BITS] = build_offsets();
+    /// The same offsets bit-reversed, for the continuation bits (which a slot stores
+    /// most-significant first).
+    static OFFSETS_REVERSED: [u64; 1 << MAX_CORE_BITS] = build_reversed(&OFFSETS);
+
+    /// `m`'s linear-hashing state: `K = ⌊log2 m⌋` and the split pointer `s = m − 2^K`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) struct Split {
+        /// `K`; at least 1.
+        pub(crate) k: u32,
+        /// `s`, below `2^K`.
+        pub(crate) s: u64,
+    }
+
+    impl Split {
+        /// The state of a level of `m ≥ 2` buckets.
+        #[inline]
+        pub(crate) const fn of(m: u64) -> Split {
+            let k = 63 - m.leading_zeros();
+            Split { k, s: m - (1 << k) }
+        }
+
+        /// The bucket an address string `a` maps to, and its address length: `a mod 2^K`,
+        /// or `a mod 2^(K+1)` when that bucket has been split (is below `s`).
+        #[inline(always)]
+        pub(crate) const fn bucket(&self, a: u64) -> (u64, u32) {
+            let lo = a & ((1 << self.k) - 1);
+            if lo < self.s {
+                (a & ((2 << self.k) - 1), self.k + 1)
+            } else {
+                (lo, self.k)
+            }
+        }
+
+        /// The address length of bucket `j` (`K + 1` for split buckets and their images).
+        #[inline(always)]
+        pub(crate) const fn address_len(&self, j: u64) -> u32 {
+            if j < self.s || j >= (1 << self.k) {
+                self.k + 1
+            } else {
+                self.k
+            }
+        }
+    }
+
+    /// A level's slot layout: `c` core bits above `l0` continuation bits and the marker.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) struct Slots {
+        /// `c`, in `MIN_CORE_BITS..=MAX_CORE_BITS`.
+        pub(crate) core_bits: u32,
+        /// `L0 = w − 1 − c ≥ 1`: the most continuation bits a slot holds.
+        pub(crate) l0: u32,
+    }
+
+    impl Slots {
+        /// The low `l0 + 1` bits of a slot: continuation and marker.
+        #[inline(always)]
+        pub(crate) const fn field_mask(&self) -> u32 {
+            (1 << (self.l0 + 1)) - 1
+        }
+
+        /// The marker of an entry with no continuation bit left.
+        #[inline(always)]
+        pub(crate) const fn bare(&self) -> u32 {
+            1 << self.l0
+        }
+
+        /// The continuation bits entry `v` holds (`L`; `v` a valid entry).
+        #[inline(always)]
+        pub(crate) const fn len(&self, v: u32) -> u32 {
+            self.l0 - (v & self.field_mask()).trailing_zeros()
+        }
+
+        /// The core of entry `v`.
+        #[inline(always)]
+        pub(crate) const fn core(&self, v: u32) -> u64 {
+            (v >> (self.l0 + 1)) as u64
+        }
+
+        /// Whether `v` is a well-formed entry (nonzero, with a marker) or empty.
+        #[inline]
+        pub(crate) const fn valid(&self, v: u32) -> bool {
+            v == 0 || v & self.field_mask() != 0
+        }
+    }
+
+    /// Where a key lives in a stretch level, and what it looks for there.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) struct Probe {
+        pub(crate) i1: u64,
+        pub(crate) i2: u64,
+        /// The key's slot value in bucket `i1`: every continuation bit, marker at bit 0.
+        pub(crate) q1: u32,
+        /// The same in bucket `i2`.
+        pub(crate) q2: u32,
+        /// The address length of `i1` (for the insert: the new entry's precision).
+        pub(crate) l1: u32,
+        /// The address length of `i2`.
+        pub(crate) l2: u32,
+    }
+
+    /// The key's slot value for a bucket of address length `l`: the core, then bits
+    /// `l .. l + l0` of its address string (`reversed` is the string bit-reversed) with the
+    /// first one highest, then the marker.
+    #[inline(always)]
+    const fn query(slots: Slots, reversed: u64, core: u64, l: u32) -> u32 {
+        let cont = (reversed << l) >> (64 - slots.l0);
+        ((core << (slots.l0 + 1)) | (cont << 1) | 1) as u32
+    }
+
+    /// The buckets and slot values of the key with seeded hash `h` in a level of state `split`.
+    #[inline(always)]
+    pub(crate) fn locate(split: Split, slots: Slots, h: u64) -> Probe {
+        let core = h >> (64 - slots.core_bits);
+        let a2 = h ^ OFFSETS[core as usize];
+        let r1 = h.reverse_bits();
+        let r2 = r1 ^ OFFSETS_REVERSED[core as usize];
+        let (i1, l1) = split.bucket(h);
+        let (i2, l2) = split.bucket(a2);
+        Probe {
+            i1,
+            i2,
+            q1: query(slots, r1, core, l1),
+            q2: query(slots, r2, core, l2),
+            l1,
+            l2,
+        }
+    }
+
+    /// Whether the stored entry `v` answers for the key whose slot value is `q`: `v` is not
+    /// empty and agrees with `q` on every bit above its marker.
+    #[inline(always)]
+    pub(crate) const fn matches(v: u32, q: u32) -> bool {
+        v != 0 && (v ^ q) & !(v ^ v.wrapping_sub(1)) == 0
+    }
+
+    /// Entry `v` of bucket `j` moved to its other bucket in a level of state `split`: the
+    /// bucket and the entry's value there, or `None` when the move needs an address bit the
+    /// entry no longer holds. The second value is `true` when the move dropped the entry's
+    /// last continuation bit (its precision fell by one).
+    #[inline]
+    pub(crate) fn relocate(split: Split, slots: Slots, v: u32, j: u64) -> Option<(u64, u32, bool)> {
+        let l = split.address_len(j);
+        let core = slots.core(v);
+        let fm = slots.field_mask();
+        let field = v & fm;
+        // The other address string: the known address bits, and the continuation bits (above
+        // the marker), each XOR the offset's.
+        let a = j ^ (OFFSETS[core as usize] & ((1 << l) - 1));
+        let offset_cont = (((OFFSETS_REVERSED[core as usize] << l) >> (64 - slots.l0)) << 1) as u32;
+        let above_marker = !(field ^ field.wrapping_sub(1)) & fm;
+        let field = field ^ (offset_cont & above_marker);
+        let (target, field, dropped) = retarget(split, slots, a, l, field)?;
+        Some((target, ((core as u32) << (slots.l0 + 1)) | field, dropped))
+    }
+
+    /// An entry whose address string's low `l` bits are `a`, with continuation `field`, placed
+    /// in the bucket `split` maps it to: takes its next continuation bit as an address bit
+    /// (`None` when it has none left) or gives the top address bit back to the continuation
+    /// (dropping the last continuation bit if the slot is full).
+    #[inline]
+    pub(crate) const fn retarget(
+        split: Split,
+        slots: Slots,
+        a: u64,
+        l: u32,
+        field: u32,
+    ) -> Option<(u64, u32, bool)> {
+        let fm = slots.field_mask();
+        let lo = a & ((1 << split.k) - 1);
+        let need = if lo < split.s { split.k + 1 } else { split.k };
+        if need == l {
+            return Some((a, field, false));
+        }
+        if need == l + 1 {
+            if field == slots.bare() {
+                return None;
+            }
+            let bit = ((field >> slots.l0) & 1) as u64;
+            return Some((a | bit << l, (field << 1) & fm, false));
+        }
+        // need == l − 1: the address bit l − 1 goes back to the top of the continuation.
+        let bit = ((a >> (l - 1)) & 1) as u32;
+        let full = field & 1 == 1;
+        let field = (field >> 1) | (bit << slots.l0) | full as u32;
+        Some((a & ((1 << (l - 1)) - 1), field, full))
+    }
+}
+
 /// The deterministic generator of the relocation walk: SplitMix64.
 ///
 /// Seeded from the key's seeded hash, so a table's bytes depend only on the seed and the

@@ -86,6 +86,7 @@ mod mmap;
 mod persist;
 mod prefetch;
 mod radix;
+mod stretch;
 mod table;
 mod view;
 

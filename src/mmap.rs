@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::format::{self, FileMeta, HEADER_LEN, LevelMeta, decode};
 use crate::hash::KeyHash;
 use crate::table::{Codec, TableBuf, with_codec};
-use crate::view::{FilterRef, locate};
+use crate::view::FilterRef;
 use memmap2::{Mmap, MmapOptions};
 use std::fs::File;
 use std::io::{self, Read};
@@ -515,10 +515,11 @@ impl MappedFilter {
     /// first time: the chunks holding the first and the last byte of each candidate bucket's
     /// loads (a bucket's loads span at most two lines, and a chunk is whole lines).
     fn touched_whole(&self, k: usize, level: &LevelMeta, h: KeyHash) -> bool {
-        let s = locate(&level.geo, self.meta.seed, h);
+        let (i1, i2) = self
+            .view(level)
+            .buckets_seeded(crate::hash::seeded(h, self.meta.seed));
         let last = level.geo.table_bytes() - 1;
-        let spans =
-            with_codec!(level.geo.layout(), c => [c.prefetch_at(s.i1), c.prefetch_at(s.i2)]);
+        let spans = with_codec!(level.geo.layout(), c => [c.prefetch_at(i1), c.prefetch_at(i2)]);
         spans.into_iter().flatten().all(|at| {
             let j = self.meta.chunk_at(at.min(last));
             self.chunk_whole(k, level, j)
@@ -570,12 +571,17 @@ impl MappedFilter {
     /// The view of `level` (one of this file's, checked by the decoder to lie in the map).
     #[inline]
     fn view(&self, level: &LevelMeta) -> FilterRef<'_> {
-        FilterRef::new(
-            level.geo,
-            self.meta.seed,
-            level.len,
-            &self.bytes.as_slice()[level.region()],
-        )
+        let region = &self.bytes.as_slice()[level.region()];
+        match level.stretch {
+            None => FilterRef::new(level.geo, self.meta.seed, level.len, region),
+            Some(counts) => FilterRef::new_stretch(
+                level.geo,
+                self.meta.seed,
+                counts.keys,
+                counts.precision,
+                region,
+            ),
+        }
     }
 
     /// Whether `key` may be in the filter: `false` means certainly absent.
@@ -777,7 +783,8 @@ impl MappedFilter {
     }
 
     /// The false-positive rate bound over all levels: `1 − Π(1 − εₖ)` where `εₖ` is level `k`'s
-    /// full-bucket bound.
+    /// bound (a classic level's full-bucket bound, a stretch level's bound from its precision
+    /// sum).
     ///
     /// ```
     /// # use cuckoo_sst::{CuckooFilter, MappedFilter};
@@ -789,7 +796,7 @@ impl MappedFilter {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn expected_fpr(&self) -> f64 {
-        format::combined_fpr(self.meta.levels.iter().map(|l| l.geo.fpr_bound()))
+        format::combined_fpr(self.meta.levels.iter().map(|l| self.view(l).expected_fpr()))
     }
 
     /// The seed of the file's hashes.

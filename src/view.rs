@@ -28,6 +28,8 @@ pub struct FilterRef<'a> {
     pub(crate) geo: Geometry,
     seed: u64,
     len: u64,
+    /// A stretch level's precision sum (FORMAT.md §5.1); 0 for a classic level.
+    precision: u64,
     pub(crate) region: Region<'a>,
 }
 
@@ -82,7 +84,63 @@ impl<'a> FilterRef<'a> {
             geo,
             seed,
             len,
+            precision: 0,
             region,
+        }
+    }
+
+    /// A view of a stretch level (`geo` a stretch geometry) with `len` keys and precision sum
+    /// `precision`.
+    ///
+    /// # Panics
+    /// If `table` is not `geo.table_bytes()` long: a bug in the caller.
+    #[inline]
+    pub(crate) fn new_stretch(
+        geo: Geometry,
+        seed: u64,
+        len: u64,
+        precision: u64,
+        table: &'a [u8],
+    ) -> FilterRef<'a> {
+        FilterRef {
+            precision,
+            ..FilterRef::new(geo, seed, len, table)
+        }
+    }
+
+    /// Whether this view is of a stretch level (FORMAT.md §3.4).
+    #[inline(always)]
+    pub(crate) fn is_stretch(&self) -> bool {
+        self.geo.stretch_slots().is_some()
+    }
+
+    /// [`contains_hash`](Self::contains_hash) from the seeded hash.
+    #[inline(always)]
+    pub(crate) fn contains_seeded(&self, seeded: u64) -> bool {
+        match self.geo.stretch_slots() {
+            None => {
+                let s = locate_seeded(&self.geo, seeded);
+                kernel::contains(&self.geo, self.region, s.i1, s.i2, s.fp)
+            }
+            Some(slots) => {
+                let p = hash::stretch::locate(self.geo.split(), slots, seeded);
+                with_codec!(self.geo.layout(), c => c.contains_prefix(self.region, p.i1, p.q1, p.i2, p.q2))
+            }
+        }
+    }
+
+    /// The two buckets a lookup of the seeded hash reads.
+    #[inline(always)]
+    pub(crate) fn buckets_seeded(&self, seeded: u64) -> (u64, u64) {
+        match self.geo.stretch_slots() {
+            None => {
+                let s = locate_seeded(&self.geo, seeded);
+                (s.i1, s.i2)
+            }
+            Some(slots) => {
+                let p = hash::stretch::locate(self.geo.split(), slots, seeded);
+                (p.i1, p.i2)
+            }
         }
     }
 
@@ -164,8 +222,7 @@ impl<'a> FilterRef<'a> {
     /// ```
     #[inline(always)]
     pub fn contains_hash(&self, h: KeyHash) -> bool {
-        let s = locate(&self.geo, self.seed, h);
-        kernel::contains(&self.geo, self.region, s.i1, s.i2, s.fp)
+        self.contains_seeded(hash::seeded(h, self.seed))
     }
 
     /// [`contains_hash`](Self::contains_hash) for many keys: `out[i]` is the answer for
@@ -286,10 +343,10 @@ impl<'a> FilterRef<'a> {
     /// ```
     #[inline]
     pub fn prefetch_hash(&self, h: KeyHash) {
-        let s = locate(&self.geo, self.seed, h);
+        let (i1, i2) = self.buckets_seeded(hash::seeded(h, self.seed));
         with_codec!(self.geo.layout(), c => {
-            c.prefetch(self.region, s.i1);
-            c.prefetch(self.region, s.i2);
+            c.prefetch(self.region, i1);
+            c.prefetch(self.region, i2);
         });
     }
 
@@ -314,8 +371,20 @@ impl<'a> FilterRef<'a> {
     /// ```
     #[inline]
     pub fn count_hash(&self, h: KeyHash) -> usize {
-        let s = locate(&self.geo, self.seed, h);
-        kernel::count(&self.geo, self.region, s.i1, s.i2, s.fp) as usize
+        let seeded = hash::seeded(h, self.seed);
+        match self.geo.stretch_slots() {
+            None => {
+                let s = locate_seeded(&self.geo, seeded);
+                kernel::count(&self.geo, self.region, s.i1, s.i2, s.fp) as usize
+            }
+            Some(slots) => {
+                let p = hash::stretch::locate(self.geo.split(), slots, seeded);
+                let n = with_codec!(self.geo.layout(), c => {
+                    c.count_prefix_in(self.region, p.i1, p.q1) + c.count_prefix_in(self.region, p.i2, p.q2)
+                });
+                n as usize
+            }
+        }
     }
 
     /// Items in the filter.
@@ -428,7 +497,10 @@ impl<'a> FilterRef<'a> {
     /// ```
     #[inline]
     pub fn expected_fpr(&self) -> f64 {
-        self.geo.fpr_bound()
+        match self.is_stretch() {
+            false => self.geo.fpr_bound(),
+            true => crate::stretch::fpr_bound(self.geo.core_bits(), self.precision),
+        }
     }
 
     /// The average number of distinct 64-byte cache lines one lookup reads (both buckets),
@@ -455,6 +527,10 @@ impl<'a> FilterRef<'a> {
     /// assert_eq!(f.as_filter_ref().estimated_fpr(), 0.0);
     /// ```
     pub fn estimated_fpr(&self) -> f64 {
+        if self.is_stretch() {
+            // The stretch bound already counts only the entries there are.
+            return self.expected_fpr();
+        }
         let values = 2f64.powi(self.geo.fp_bits() as i32) - 1.0;
         let probes = 2.0 * self.geo.bucket_size() as f64 * self.load_factor();
         -f64::exp_m1(probes * f64::ln_1p(-1.0 / values))
@@ -484,22 +560,23 @@ pub(crate) fn probe_each<'a>(
 ) {
     const GROUP: usize = 32;
     let mut filters = filters.into_iter();
-    let mut group: [Option<(FilterRef<'a>, Slot)>; GROUP] = [None; GROUP];
+    let mut group: [Option<(FilterRef<'a>, u64)>; GROUP] = [None; GROUP];
     let mut base = 0;
     loop {
         let mut n = 0;
         for (entry, f) in group.iter_mut().zip(filters.by_ref()) {
-            let s = locate(&f.geo, f.seed, h);
+            let seeded = hash::seeded(h, f.seed);
+            let (i1, i2) = f.buckets_seeded(seeded);
             with_codec!(f.geo.layout(), c => {
-                c.prefetch(f.region, s.i1);
-                c.prefetch(f.region, s.i2);
+                c.prefetch(f.region, i1);
+                c.prefetch(f.region, i2);
             });
-            *entry = Some((f, s));
+            *entry = Some((f, seeded));
             n += 1;
         }
         for (k, entry) in group[..n].iter().enumerate() {
-            if let Some((f, s)) = entry {
-                let found = kernel::contains(&f.geo, f.region, s.i1, s.i2, s.fp);
+            if let Some((f, seeded)) = entry {
+                let found = f.contains_seeded(*seeded);
                 if !visit(base + k, found) {
                     return;
                 }
@@ -527,6 +604,9 @@ pub(crate) fn contains_batch_with(
     out: &mut [bool],
 ) {
     if let [v] = views {
+        if v.is_stretch() {
+            return with_codec!(v.geo.layout(), c => stretch_batch_one(&c, v, hashes, out));
+        }
         return with_codec!(v.geo.layout(), c => batch_one(&c, v, hashes, out));
     }
     // Several views: blocks of keys, level by level. Each key is hashed once (and, when the
@@ -547,6 +627,7 @@ pub(crate) fn contains_batch_with(
         i2: 0,
         fp: 0,
     }; BLOCK];
+    let mut stretch_pending = [StretchPending::default(); BLOCK];
     for out in out.chunks_mut(BLOCK) {
         for (b, h) in block.iter_mut().zip(hashes.by_ref()) {
             *b = h.to_u64();
@@ -569,6 +650,10 @@ pub(crate) fn contains_batch_with(
             let prefetch = v.region.bytes().len() >= PREFETCH_FROM;
             // The vector probe takes the seeded hashes, which `keys` holds when the seed is
             // shared.
+            if v.is_stretch() {
+                with_codec!(v.geo.layout(), c => stretch_level_block(&c, v, keys, seeded, prefetch, &mut stretch_pending, out));
+                continue;
+            }
             #[cfg(target_arch = "x86_64")]
             if shared_seed
                 && crate::table::avx2::semi_level(
@@ -614,6 +699,96 @@ fn level_block<C: Codec>(
     }
     for (o, p) in out.iter_mut().zip(pending.iter()) {
         *o |= c.contains(v.region, p.i1 as u64, p.i2 as u64, p.fp);
+    }
+}
+
+/// [`level_block`] for a stretch level.
+#[inline(never)]
+fn stretch_level_block<C: Codec>(
+    c: &C,
+    v: &FilterRef<'_>,
+    keys: &[u64],
+    seeded: impl Fn(u64) -> u64,
+    prefetch: bool,
+    pending: &mut [StretchPending],
+    out: &mut [bool],
+) {
+    let Some(slots) = v.geo.stretch_slots() else {
+        return;
+    };
+    let split = v.geo.split();
+    for (p, &k) in pending.iter_mut().zip(keys) {
+        let s = hash::stretch::locate(split, slots, seeded(k));
+        if prefetch {
+            c.prefetch(v.region, s.i1);
+            c.prefetch(v.region, s.i2);
+        }
+        *p = StretchPending::of(&s);
+    }
+    for (o, p) in out.iter_mut().zip(pending.iter()) {
+        *o |= p.probe(c, v);
+    }
+}
+
+/// [`batch_one`] for a stretch level.
+#[inline(never)]
+fn stretch_batch_one<C: Codec>(
+    c: &C,
+    v: &FilterRef<'_>,
+    hashes: impl Iterator<Item = KeyHash>,
+    out: &mut [bool],
+) {
+    let Some(slots) = v.geo.stretch_slots() else {
+        return;
+    };
+    let split = v.geo.split();
+    let start = |h: KeyHash| {
+        let s = hash::stretch::locate(split, slots, hash::seeded(h, v.seed));
+        c.prefetch(v.region, s.i1);
+        c.prefetch(v.region, s.i2);
+        StretchPending::of(&s)
+    };
+    let mut pending = hashes.map(start);
+    let mut ring = [StretchPending::default(); 32];
+    let ring = &mut ring[..C::BATCH_AHEAD];
+    for slot in ring.iter_mut() {
+        match pending.next() {
+            Some(p) => *slot = p,
+            None => break,
+        }
+    }
+    for (i, o) in out.iter_mut().enumerate() {
+        let p = ring[i % C::BATCH_AHEAD];
+        if let Some(next) = pending.next() {
+            ring[i % C::BATCH_AHEAD] = next;
+        }
+        *o = p.probe(c, v);
+    }
+}
+
+/// A stretch lookup's buckets and slot values, kept while its lines are fetched.
+#[derive(Clone, Copy, Default)]
+struct StretchPending {
+    i1: u32,
+    i2: u32,
+    q1: u32,
+    q2: u32,
+}
+
+impl StretchPending {
+    #[inline(always)]
+    fn of(p: &hash::stretch::Probe) -> StretchPending {
+        StretchPending {
+            i1: p.i1 as u32,
+            i2: p.i2 as u32,
+            q1: p.q1,
+            q2: p.q2,
+        }
+    }
+
+    #[inline(always)]
+    fn probe<C: Codec>(&self, c: &C, v: &FilterRef<'_>) -> bool {
+        c.contains_prefix(v.region, self.i1 as u64, self.q1, self.i2 as u64, self.q2)
     }
 }
 

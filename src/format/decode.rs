@@ -164,7 +164,7 @@ fn step1_length_and_magic(bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Step 2: a version this build reads (1 or 2). A newer one is `UnsupportedVersion`; 0 was
+/// Step 2: a version this build reads (1, 2 or 3). A newer one is `UnsupportedVersion`; 0 was
 /// never a version, so it is `Corrupt`.
 fn step2_version(h: &ArchivedFileHeader) -> Result<u32> {
     let version = h.version.to_native();
@@ -448,7 +448,8 @@ fn step6_levels(level_table: &[u8], header: &Header) -> Result<Vec<LevelMeta>> {
     let mut items: u64 = 0;
     let mut chunks: usize = 0;
     for (k, desc) in level_table.chunks_exact(LEVEL_LEN).enumerate() {
-        let level = parse_level(k, desc, offset, header.version, chunks)?;
+        let chain = header.chain.is_some();
+        let level = parse_level(k, desc, offset, header.version, chain, chunks)?;
         offset = offset
             .checked_add(level.geo.table_bytes() as u64)
             .ok_or_else(|| overflow("region_len"))?;
@@ -543,6 +544,7 @@ fn parse_level(
     desc: &[u8],
     offset: u64,
     version: u32,
+    chain: bool,
     first_chunk: usize,
 ) -> Result<LevelMeta> {
     let field = |name: &str| format!("level {k} {name}");
@@ -550,11 +552,22 @@ fn parse_level(
     let d = rkyv::access::<ArchivedLevelDesc, rkyv::rancor::Error>(&buf.0)
         .map_err(|e| Error::corrupt(field("descriptor"), e.to_string()))?;
     // Version 2 covers regions chunk by chunk: its descriptors' `region_crc` is reserved.
+    // Versions 1 and 2 reserve `core_bits` and `precision`, which version 3 gives stretch
+    // levels; a classic level of version 3 has both zero.
     let unused_crc = version != 1 && d.region_crc.to_native() != 0;
-    if d.reserved0 != 0 || d.reserved.to_native() != 0 || unused_crc {
+    let core_bits = d.core_bits as u32;
+    let precision = d.precision.to_native();
+    let stretch_fields = core_bits != 0 || precision != 0;
+    if unused_crc || (version < 3 && stretch_fields) || (core_bits == 0 && precision != 0) {
         return Err(Error::corrupt(
             field("reserved"),
             "reserved bytes are not zero",
+        ));
+    }
+    if core_bits != 0 && !chain {
+        return Err(Error::corrupt(
+            field("core_bits"),
+            "a stretch level in a file without the chain flag",
         ));
     }
     let encoding = Encoding::from_code(d.encoding).ok_or_else(|| {
@@ -563,12 +576,15 @@ fn parse_level(
             format!("unknown encoding {}", d.encoding),
         )
     })?;
-    let geo = Geometry::new(
+    let (m, b, f) = (
         d.num_buckets.to_native(),
         d.bucket_size as u32,
         d.fingerprint_bits as u32,
-        encoding,
-    )
+    );
+    let geo = match core_bits {
+        0 => Geometry::new(m, b, f, encoding),
+        c => Geometry::stretch(m, b, f, encoding, c),
+    }
     .map_err(|e| match e {
         Error::InvalidConfig { setting, reason } => {
             let name = if setting == "capacity" {
@@ -605,24 +621,62 @@ fn parse_level(
         ));
     }
     // A level is sized for fewer items than it has slots. This also bounds what a chain grown
-    // from a hostile file allocates: the next level is sized from this field.
+    // from a hostile file allocates: the next level is sized from this field. A stretch level
+    // keeps its key count there: every key has an entry of its own.
     let capacity = d.capacity.to_native();
-    if capacity > geo.slots() {
+    if core_bits == 0 && capacity > geo.slots() {
         return Err(Error::corrupt(
             field("capacity"),
             format!("{capacity} items sized into {} slots", geo.slots()),
         ));
     }
+    let stretch = match core_bits {
+        0 => None,
+        _ => Some(stretch_counts(&geo, len, capacity, precision, &field)?),
+    };
     let target_fpr = d.target_fpr.to_native();
     check_rate(|| field("target_fpr"), target_fpr)?;
     Ok(LevelMeta {
         geo,
-        len,
+        len: if stretch.is_some() { capacity } else { len },
+        stretch,
         capacity,
         target_fpr,
         offset: usize::try_from(offset).map_err(|_| overflow("region_offset"))?,
         region_crc: d.region_crc.to_native(),
         first_chunk: if version == 1 { k } else { first_chunk },
+    })
+}
+
+/// Step 6 for a stretch level's counts: its key count at most its occupied slots (each key has
+/// an entry of its own), and a precision sum no larger than full buckets of entries with no
+/// continuation bit left give (`b · 2^60`), zero exactly when the level is empty.
+fn stretch_counts(
+    geo: &Geometry,
+    entries: u64,
+    keys: u64,
+    precision: u64,
+    field: &impl Fn(&str) -> String,
+) -> Result<crate::stretch::Counts> {
+    if keys > entries {
+        return Err(Error::corrupt(
+            field("key_count"),
+            format!("{keys} keys, but {entries} occupied slots"),
+        ));
+    }
+    let most = (geo.bucket_size() as u64)
+        .checked_mul(1 << crate::hash::stretch::PRECISION_SCALE)
+        .ok_or_else(|| overflow("precision"))?;
+    if precision > most || (precision == 0) != (entries == 0) {
+        return Err(Error::corrupt(
+            field("precision"),
+            format!("{precision} for {entries} occupied slots"),
+        ));
+    }
+    Ok(crate::stretch::Counts {
+        keys,
+        entries,
+        precision,
     })
 }
 
@@ -665,10 +719,30 @@ pub(crate) fn check_contents(bytes: &[u8], meta: &FileMeta, k: usize) -> Result<
         .ok_or_else(|| overflow("region_offset"))?;
     let occupied = table::scan(&level.geo, region)
         .map_err(|reason| Error::corrupt(format!("level {k} buckets"), reason))?;
-    if occupied != level.len {
+    let Some(counts) = level.stretch else {
+        if occupied != level.len {
+            return Err(Error::corrupt(
+                format!("level {k} item_count"),
+                format!("{}, but {occupied} slots are occupied", level.len),
+            ));
+        }
+        return Ok(());
+    };
+    if occupied != counts.entries {
         return Err(Error::corrupt(
             format!("level {k} item_count"),
-            format!("{}, but {occupied} slots are occupied", level.len),
+            format!("{}, but {occupied} slots are occupied", counts.entries),
+        ));
+    }
+    let found = crate::stretch::scan(&level.geo, region)
+        .map_err(|reason| Error::corrupt(format!("level {k} buckets"), reason))?;
+    if found.precision != counts.precision {
+        return Err(Error::corrupt(
+            format!("level {k} precision"),
+            format!(
+                "{}, but the entries' precisions add up to {}",
+                counts.precision, found.precision
+            ),
         ));
     }
     Ok(())

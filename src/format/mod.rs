@@ -9,8 +9,12 @@ use std::io::{self, Write};
 
 /// FORMAT.md §4: the first eight bytes of every filter file.
 pub(crate) const MAGIC: [u8; 8] = *b"CUCKOSST";
-/// FORMAT.md §9: the format version this build writes, and the newest it reads.
-pub(crate) const VERSION: u32 = 2;
+/// FORMAT.md §9: the newest format version this build reads and writes: version 3, for files
+/// with a stretch level (§3.4). Files without one are written as version 2, which readers of
+/// 0.1.0 read too.
+pub(crate) const VERSION: u32 = 3;
+/// FORMAT.md §9: the version of files without a stretch level.
+pub(crate) const VERSION_CLASSIC: u32 = 2;
 /// FORMAT.md §9: the oldest version this build reads (version 1: one CRC per region, no
 /// checksum table).
 pub(crate) const OLDEST_VERSION: u32 = 1;
@@ -79,11 +83,15 @@ pub(crate) struct LevelDesc {
     pub(crate) bucket_size: u8,
     pub(crate) fingerprint_bits: u8,
     pub(crate) encoding: u8,
-    pub(crate) reserved0: u8,
-    /// Version 1: CRC-32 of the level's whole region; 0 in version 2, whose regions are
+    /// Version 3: a stretch level's core width `c` (§3.4); 0 for a classic level (and
+    /// reserved, 0, in versions 1 and 2).
+    pub(crate) core_bits: u8,
+    /// Version 1: CRC-32 of the level's whole region; 0 in versions 2 and 3, whose regions are
     /// covered chunk by chunk (§6).
     pub(crate) region_crc: u32_le,
-    pub(crate) reserved: u64_le,
+    /// Version 3: a stretch level's precision sum `Σ 2^(60 − T)` (§5.1); 0 for a classic level
+    /// (reserved in versions 1 and 2).
+    pub(crate) precision: u64_le,
 }
 
 /// The growth settings of a chain, stored in the header (FORMAT.md §4).
@@ -113,6 +121,8 @@ pub(crate) struct LevelMeta {
     /// The index of the level's first chunk among the file's (in version 1, the level's
     /// index: each level is one chunk).
     pub(crate) first_chunk: usize,
+    /// A stretch level's counts (`len` is then its key count); `None` for a classic level.
+    pub(crate) stretch: Option<crate::stretch::Counts>,
 }
 
 impl LevelMeta {
@@ -231,10 +241,24 @@ pub(crate) fn chunk_crc(offset: u64, chunk: &[u8]) -> u32 {
 /// A level to write.
 pub(crate) struct LevelOut<'a> {
     pub(crate) geo: Geometry,
+    /// Occupied slots (`item_count`).
     pub(crate) len: u64,
+    /// A classic level's capacity; a stretch level's key count.
     pub(crate) capacity: u64,
     pub(crate) target_fpr: f64,
+    /// A stretch level's precision sum; 0 for a classic level.
+    pub(crate) precision: u64,
     pub(crate) table: &'a [u8],
+}
+
+impl LevelOut<'_> {
+    /// The keys the level answers for: a stretch level's key count, a classic level's items.
+    fn keys(&self) -> u64 {
+        match self.geo.core_bits() {
+            0 => self.len,
+            _ => self.capacity,
+        }
+    }
 }
 
 /// A file to write.
@@ -305,9 +329,9 @@ fn level_desc(level: &LevelOut<'_>, offset: usize) -> [u8; LEVEL_LEN] {
         bucket_size: g.bucket_size() as u8,
         fingerprint_bits: g.fp_bits() as u8,
         encoding: g.encoding().code(),
-        reserved0: 0,
+        core_bits: g.core_bits() as u8,
         region_crc: u32_le::from_native(0),
-        reserved: u64_le::from_native(0),
+        precision: u64_le::from_native(level.precision),
     })
 }
 
@@ -341,9 +365,11 @@ pub(crate) fn encode_head(file: &FileOut<'_>) -> Vec<u8> {
         bucket_size: None,
         encoding: None,
     });
+    let stretch = levels.iter().any(|l| l.geo.core_bits() != 0);
+    let version = if stretch { VERSION } else { VERSION_CLASSIC };
     let mut head: [u8; HEADER_LEN] = archive(&FileHeader {
         magic: MAGIC,
-        version: u32_le::from_native(VERSION),
+        version: u32_le::from_native(version),
         header_len: u32_le::from_native(HEADER_LEN as u32),
         file_len: u64_le::from_native(total as u64),
         level_count: u32_le::from_native(levels.len() as u32),
@@ -357,7 +383,7 @@ pub(crate) fn encode_head(file: &FileOut<'_>) -> Vec<u8> {
         max_levels: u32_le::from_native(chain.max_levels),
         reserved0: u32_le::from_native(0),
         max_bytes: u64_le::from_native(chain.max_bytes),
-        item_count: u64_le::from_native(levels.iter().map(|l| l.len).sum()),
+        item_count: u64_le::from_native(levels.iter().map(LevelOut::keys).sum()),
         chain_bucket_size: chain.bucket_size.unwrap_or(0) as u8,
         chain_encoding: chain.encoding.map_or(0, |e| e.code() + 1),
         chunk_shift: CHUNK_SHIFT as u8,
@@ -441,9 +467,9 @@ mod tests {
         assert_eq!(offset_of!(ArchivedLevelDesc, bucket_size), 48);
         assert_eq!(offset_of!(ArchivedLevelDesc, fingerprint_bits), 49);
         assert_eq!(offset_of!(ArchivedLevelDesc, encoding), 50);
-        assert_eq!(offset_of!(ArchivedLevelDesc, reserved0), 51);
+        assert_eq!(offset_of!(ArchivedLevelDesc, core_bits), 51);
         assert_eq!(offset_of!(ArchivedLevelDesc, region_crc), 52);
-        assert_eq!(offset_of!(ArchivedLevelDesc, reserved), 56);
+        assert_eq!(offset_of!(ArchivedLevelDesc, precision), 56);
     }
 
     #[test]
@@ -470,6 +496,7 @@ mod tests {
             len: 0,
             capacity: 7,
             target_fpr: 0.01,
+            precision: 0,
             table: &table,
         };
         let file = FileOut {

@@ -31,6 +31,22 @@ impl TableBuf {
         Ok(TableBuf(v))
     }
 
+    /// Grows (or shrinks) the buffer to `bytes` bytes (a multiple of 64), new bytes zero;
+    /// `OutOfMemory` instead of an abort. Growth reserves ahead geometrically, so a level
+    /// growing a bucket at a time copies its bytes a logarithmic number of times.
+    pub(crate) fn resize(&mut self, bytes: usize) -> Result<()> {
+        debug_assert_eq!(bytes % CACHE_LINE, 0);
+        let lines = bytes / CACHE_LINE;
+        if lines > self.0.capacity() {
+            let extra = (lines - self.0.len()).max(self.0.len() / 2);
+            self.0.try_reserve(extra).map_err(|_| Error::OutOfMemory {
+                bytes: bytes as u64,
+            })?;
+        }
+        self.0.resize(lines, CacheLine([0; CACHE_LINE]));
+        Ok(())
+    }
+
     #[inline]
     pub(crate) fn bytes(&self) -> &[u8] {
         bytemuck::cast_slice(&self.0)

@@ -118,6 +118,24 @@ pub(crate) trait Codec: Copy {
         true
     }
 
+    /// Entries of bucket `i` that answer for a key whose slot value there is `q` (stretch
+    /// levels, FORMAT.md §3.4: nonzero and equal to `q` above their marker).
+    #[inline]
+    fn count_prefix_in(&self, r: Region<'_>, i: u64, q: u32) -> u32 {
+        let s = self.read(r.bytes(), i);
+        let n = s[..self.slots()]
+            .iter()
+            .filter(|&&v| crate::hash::stretch::matches(v, q))
+            .count();
+        n as u32
+    }
+
+    /// Whether bucket `i1` holds an entry answering `q1` or bucket `i2` one answering `q2`.
+    #[inline]
+    fn contains_prefix(&self, r: Region<'_>, i1: u64, q1: u32, i2: u64, q2: u32) -> bool {
+        self.count_prefix_in(r, i1, q1) + self.count_prefix_in(r, i2, q2) != 0
+    }
+
     /// Clears one slot of `bucket` holding `fp`; false when there is none.
     #[inline]
     fn remove_one(&self, t: &mut [u8], bucket: u64, fp: u32) -> bool {

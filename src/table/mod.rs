@@ -155,6 +155,8 @@ pub(crate) struct Geometry {
     used_bytes: usize,
     table_bytes: usize,
     layout: Layout,
+    /// 0 for a classic level; for a stretch level (FORMAT.md §3.4), its core width `c`.
+    core_bits: u32,
 }
 
 impl Geometry {
@@ -227,7 +229,97 @@ impl Geometry {
             used_bytes,
             table_bytes,
             layout: Layout::new(encoding, bucket_size, fp_bits),
+            core_bits: 0,
         })
+    }
+
+    /// The shape of a stretch level (FORMAT.md §3.4): any bucket count from 2 to 2^32, `w`-bit
+    /// slots holding a `core_bits`-bit core, at least one continuation bit and the marker.
+    pub(crate) fn stretch(
+        num_buckets: u64,
+        bucket_size: u32,
+        slot_bits: u32,
+        encoding: Encoding,
+        core_bits: u32,
+    ) -> Result<Geometry> {
+        use crate::hash::stretch::{MAX_CORE_BITS, MIN_CORE_BITS};
+        if !(MIN_CORE_BITS..=MAX_CORE_BITS).contains(&core_bits) {
+            return Err(Error::invalid(
+                "core_bits",
+                format!("{core_bits} is not in {MIN_CORE_BITS}..={MAX_CORE_BITS}"),
+            ));
+        }
+        if !BUCKET_SIZES.contains(&bucket_size) {
+            return Err(Error::invalid(
+                "bucket_size",
+                format!("{bucket_size} is not supported; use 2, 4 or 8"),
+            ));
+        }
+        if !(2..=MAX_BUCKETS).contains(&num_buckets) {
+            return Err(Error::invalid(
+                "capacity",
+                format!("{num_buckets} buckets is not supported; a level has 2 to 2^32"),
+            ));
+        }
+        // The classic checks of the width, on an even count (a stretch level may have any).
+        let mut g = Geometry::new((num_buckets + 1) & !1, bucket_size, slot_bits, encoding)?;
+        if slot_bits < core_bits + 2 {
+            return Err(Error::invalid(
+                "fingerprint_bits",
+                format!(
+                    "{slot_bits}-bit slots cannot hold a {core_bits}-bit core, a continuation \
+                     bit and the marker"
+                ),
+            ));
+        }
+        let used = (num_buckets * g.bucket_bits).div_ceil(8);
+        let slack = if encoding == Encoding::Plain {
+            0
+        } else {
+            PACKED_SLACK as u64
+        };
+        let table = (used + slack).next_multiple_of(CACHE_LINE as u64);
+        g.num_buckets = num_buckets;
+        g.used_bytes = used as usize;
+        g.table_bytes = table as usize;
+        g.core_bits = core_bits;
+        Ok(g)
+    }
+
+    /// The same level with `num_buckets` buckets (a stretch level growing or shrinking).
+    pub(crate) fn with_buckets(&self, num_buckets: u64) -> Result<Geometry> {
+        Geometry::stretch(
+            num_buckets,
+            self.bucket_size,
+            self.fp_bits,
+            self.encoding,
+            self.core_bits,
+        )
+    }
+
+    /// The slot layout of a stretch level, or `None` for a classic one.
+    #[inline(always)]
+    pub(crate) const fn stretch_slots(&self) -> Option<crate::hash::stretch::Slots> {
+        if self.core_bits == 0 {
+            None
+        } else {
+            Some(crate::hash::stretch::Slots {
+                core_bits: self.core_bits,
+                l0: self.fp_bits - 1 - self.core_bits,
+            })
+        }
+    }
+
+    /// The linear-hashing state of a stretch level's bucket count.
+    #[inline(always)]
+    pub(crate) const fn split(&self) -> crate::hash::stretch::Split {
+        crate::hash::stretch::Split::of(self.num_buckets)
+    }
+
+    /// The core width of a stretch level; 0 for a classic one.
+    #[inline]
+    pub(crate) const fn core_bits(&self) -> u32 {
+        self.core_bits
     }
 
     /// Number of buckets (`m`).

@@ -283,6 +283,22 @@ impl<const F: u32> Codec for SemiFast<F> {
         Self::matches(r, i, fp).count_ones()
     }
 
+    /// The stretch match without decoding: a stretch slot's marker lies in its low part (the
+    /// core, of at least 4 bits, holds the high nibble), so the low parts are tested with
+    /// [`Fields::prefix_match`] and the high nibble must be the query's exactly.
+    #[inline(always)]
+    fn count_prefix_in(&self, r: Region<'_>, i: u64, q: u32) -> u32 {
+        let (q_low, q_nibble) = split(q, Self::LOW);
+        let w = r.window(i * Self::BITS);
+        let lows = Self::LOWS.prefix_match(w >> INDEX_BITS, q_low) >> (Self::LOW - 1);
+        (slots_with(w, q_nibble) & Self::GATHER.apply(lows)).count_ones()
+    }
+
+    #[inline(always)]
+    fn contains_prefix(&self, r: Region<'_>, i1: u64, q1: u32, i2: u64, q2: u32) -> bool {
+        (self.count_prefix_in(r, i1, q1) | self.count_prefix_in(r, i2, q2)) != 0
+    }
+
     #[inline(always)]
     fn bucket_byte(&self, i: u64) -> usize {
         ((i * Self::BITS) >> 3) as usize

@@ -54,6 +54,25 @@ impl Fields {
         !((x & self.low).wrapping_add(self.low) | x) & self.high
     }
 
+    /// The top bit of every field of `word` that answers for `q` as a stretch level's entry
+    /// does (FORMAT.md §3.4): nonzero, and equal to `q` on every bit above its lowest set bit
+    /// (the marker). Bits of `word` above the fields are ignored.
+    ///
+    /// Per field `x`: `y = (x | top) − 1` cannot borrow out of the field, and its low `w − 1`
+    /// bits are those of `x − 1` (for `x ≠ 0`), so `x ^ y` is the marker and every bit below
+    /// it, except for a top bit that is wrong when `x`'s own top bit is clear; and-ing with
+    /// `x | !top` clears it. What is left of `x ^ q` above that must be zero.
+    #[inline(always)]
+    pub(crate) const fn prefix_match(&self, word: u64, q: u64) -> u64 {
+        let fields = self.low | self.high;
+        let x = word & fields;
+        let below = (x ^ (x | self.high).wrapping_sub(self.rep)) & (x | !self.high);
+        let diff = (x ^ q.wrapping_mul(self.rep)) & !below & fields;
+        let zero = !((diff & self.low).wrapping_add(self.low) | diff) & self.high;
+        let nonzero = ((x & self.low).wrapping_add(self.low) | x) & self.high;
+        zero & nonzero
+    }
+
     /// [`equal`](Self::equal) for two words at once, each shifted right by `shift` first: the
     /// flags of `a` in lane 0, of `b` in lane 1 (one SSE2 vector on x86-64, where the two
     /// buckets of a lookup are tested with one instruction per step).
@@ -166,6 +185,48 @@ mod tests {
                     if (n * w + sh) <= 64 {
                         assert_eq!(each[0], want);
                     }
+                }
+            }
+        }
+    }
+
+    /// Against a field-by-field model of the stretch match: random fields, fields that agree
+    /// with the query above their marker, empty fields, markers at every position.
+    #[test]
+    fn prefix_match_flags_exactly_the_answering_fields() {
+        let model = |v: u64, q: u64| v != 0 && (v ^ q) & !(v ^ (v - 1)) == 0;
+        let mut rng = SplitMix64::new(29);
+        for w in 2..=20u32 {
+            for n in 1..=(64 / w).min(4) {
+                let f = Fields::new(n, w);
+                let mask = (1u64 << w) - 1;
+                for _ in 0..3000 {
+                    let q = rng.next_u64() & mask | 1;
+                    let mut word = rng.next_u64();
+                    for k in 0..n {
+                        let marker = rng.below(w as u64) as u32;
+                        let v = match rng.below(5) {
+                            0 => 0,
+                            // q's bits above the marker, the marker, zeros below
+                            1 | 2 => (q >> (marker + 1) << (marker + 1)) | 1 << marker,
+                            // the same with one bit above the marker flipped
+                            3 if marker + 1 < w => {
+                                let v = (q >> (marker + 1) << (marker + 1)) | 1 << marker;
+                                v ^ 1 << (marker + 1 + rng.below((w - marker - 1) as u64) as u32)
+                            }
+                            _ => rng.next_u64() & mask,
+                        };
+                        word = (word & !(mask << (k * w))) | (v << (k * w));
+                    }
+                    let want = (0..n).fold(0u64, |acc, k| {
+                        let v = (word >> (k * w)) & mask;
+                        acc | ((model(v, q) as u64) << (k * w + w - 1))
+                    });
+                    assert_eq!(
+                        f.prefix_match(word, q),
+                        want,
+                        "n={n} w={w} q={q:#x} word={word:#x}"
+                    );
                 }
             }
         }
