@@ -536,6 +536,11 @@ impl CuckooFilter {
     /// fsynced. A crash leaves either the old file or the complete new one; an error (a failed
     /// write or fsync included) returns before the rename, leaving `path` untouched.
     ///
+    /// On Unix the file gets the permissions of the file it replaces, or for a new file those
+    /// of any file the process creates (`0o666` less the umask: `0o644` under the usual
+    /// `022`), so that other users' processes read it as they read the engine's other files.
+    /// On other platforms a new file's defaults apply.
+    ///
     /// ```
     /// use cuckoo_sst::{CuckooFilter, MappedFilter};
     /// let dir = tempfile::tempdir()?;
