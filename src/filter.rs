@@ -533,8 +533,11 @@ impl CuckooFilter {
 
     /// Saves the filter to `path`, atomically and durably: the bytes go to a temporary file in
     /// the same directory, which is fsynced and renamed over `path`, then the directory is
-    /// fsynced. A crash leaves either the old file or the complete new one; an error (a failed
-    /// write or fsync included) returns before the rename, leaving `path` untouched.
+    /// fsynced. A crash leaves either the old file or the complete new one. An error in any
+    /// step up to the rename (a failed write or fsync of the file, a full disk) returns
+    /// [`Error::Io`] before the rename, leaving `path` untouched and no temporary file; only a
+    /// failed fsync of the directory comes after it, as [`Error::NotDurable`]: `path` then
+    /// holds the new file, but a crash may bring back the old one.
     ///
     /// On Unix the file gets the permissions of the file it replaces, or for a new file those
     /// of any file the process creates (`0o666` less the umask: `0o644` under the usual

@@ -1,7 +1,7 @@
 //! Atomic, durable replacement of a file: write a temporary file beside it, fsync, rename over
 //! the target, fsync the directory.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
@@ -10,8 +10,10 @@ use std::path::Path;
 ///
 /// The data goes to a temporary file in the same directory (so the rename stays within one
 /// file system), which is flushed and fsynced, then renamed over `path`; finally the directory
-/// is fsynced so that the rename itself is durable. Any error — in `write`, in a flush or in an
-/// fsync — returns before the rename, and the temporary file is removed.
+/// is fsynced so that the rename itself is durable. An error in `write`, in a flush, in an
+/// fsync of the file or in the rename returns before `path` changes, and the temporary file is
+/// removed. A failed fsync of the directory comes after the rename: it returns
+/// [`Error::NotDurable`], and `path` holds the new file.
 ///
 /// On Unix the file gets the permissions a user expects of a file written in place: those of
 /// the file it replaces, or for a new file `0o666` less the process's umask (`0o644` under
@@ -67,7 +69,7 @@ pub(crate) fn save_atomic_with<F: Fs>(
         return Err(e.into());
     }
     fs.persist(tmp, path)?;
-    fs.sync_dir(dir)?;
+    fs.sync_dir(dir).map_err(Error::NotDurable)?;
     Ok(())
 }
 
@@ -848,8 +850,9 @@ mod power_loss {
         assert_eq!(fs.live(), BTreeMap::from([(path, new)]));
     }
 
-    /// The directory fsync comes after the rename: its failure is returned, and the path then
-    /// holds the new file, whose rename may not survive a crash (the old file may come back).
+    /// The directory fsync comes after the rename: its failure is returned as `NotDurable`
+    /// (every other error leaves the path untouched), and the path then holds the new file,
+    /// whose rename may not survive a crash (the old file may come back).
     #[test]
     fn a_failed_directory_fsync_is_returned_after_the_rename() {
         let (result, fs, path, old, new) = save_on(Faults {
@@ -857,8 +860,9 @@ mod power_loss {
             ..SMALL_WRITES
         });
         match result {
-            Err(crate::Error::Io(e)) => {
-                assert_eq!(e.to_string(), "injected directory fsync failure")
+            Err(e @ crate::Error::NotDurable(_)) => {
+                let source = std::error::Error::source(&e).unwrap();
+                assert_eq!(source.to_string(), "injected directory fsync failure");
             }
             other => panic!("{other:?}"),
         }
