@@ -7,7 +7,7 @@ use crate::format::{self, FileMeta, FileOut, LevelMeta, LevelOut, decode};
 use crate::hash::{self, KeyHash, SplitMix64};
 use crate::persist;
 use crate::table::{Codec, Encoding, Geometry, TableBuf, with_codec};
-use crate::view::{FilterRef, Slot, locate, locate_seeded};
+use crate::view::{FilterRef, Slot, locate, locate_seeded, saturating_usize};
 use std::io::Write;
 use std::path::Path;
 
@@ -328,6 +328,9 @@ impl CuckooFilter {
 
     /// Items in the filter (each copy of a key counts).
     ///
+    /// On a 32-bit target a count above `usize::MAX` (a table of more than 2^32 slots) is given
+    /// as `usize::MAX`, never wrapped.
+    ///
     /// ```
     /// let mut f = cuckoo_sst::CuckooFilter::with_capacity(10);
     /// f.insert(b"a")?;
@@ -336,7 +339,7 @@ impl CuckooFilter {
     /// ```
     #[inline]
     pub fn len(&self) -> usize {
-        self.len as usize
+        saturating_usize(self.len)
     }
 
     /// Whether the filter holds no items.
@@ -352,13 +355,16 @@ impl CuckooFilter {
     /// Total slots: buckets × bucket size. Inserts start failing somewhat below this (about
     /// 88 %, 97 % and 99.5 % of it for buckets of 2, 4 and 8).
     ///
+    /// On a 32-bit target a count above `usize::MAX` (a table of more than 2^32 slots) is given
+    /// as `usize::MAX`, never wrapped.
+    ///
     /// ```
     /// let f = cuckoo_sst::CuckooFilter::with_capacity(1000);
     /// assert!(f.capacity() >= 1000);
     /// ```
     #[inline]
     pub fn capacity(&self) -> usize {
-        self.geo.slots() as usize
+        saturating_usize(self.geo.slots())
     }
 
     /// Number of buckets (any positive number, not rounded to a power of two).
@@ -369,7 +375,7 @@ impl CuckooFilter {
     /// ```
     #[inline]
     pub fn num_buckets(&self) -> usize {
-        self.geo.num_buckets() as usize
+        saturating_usize(self.geo.num_buckets())
     }
 
     /// `len / capacity`.

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::format::{self, FileMeta, HEADER_LEN, LevelMeta, decode};
 use crate::hash::KeyHash;
 use crate::table::{Codec, TableBuf, with_codec};
-use crate::view::{FilterRef, locate};
+use crate::view::{FilterRef, locate, saturating_usize};
 use memmap2::{Mmap, MmapOptions};
 use std::fs::File;
 use std::io::{self, Read};
@@ -749,6 +749,9 @@ impl MappedFilter {
 
     /// Items in the filter (all levels), from the header.
     ///
+    /// On a 32-bit target a count above `usize::MAX` (a table of more than 2^32 slots) is given
+    /// as `usize::MAX`, never wrapped.
+    ///
     /// ```
     /// # use cuckoo_sst::{CuckooFilter, MappedFilter};
     /// # let dir = tempfile::tempdir()?;
@@ -758,7 +761,7 @@ impl MappedFilter {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn len(&self) -> usize {
-        self.meta.item_count as usize
+        saturating_usize(self.meta.item_count)
     }
 
     /// Whether the filter holds no items.
