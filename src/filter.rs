@@ -178,6 +178,30 @@ impl CuckooFilter {
     /// assert_eq!(f.len(), 1);
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
+    ///
+    /// "Present" includes a false positive: a new key whose fingerprint the filter already
+    /// holds in one of its buckets (another key's) is skipped too, with `Ok(false)`, and not
+    /// counted, so after `n` distinct keys [`len`](Self::len) may be less than `n` — by about
+    /// the filter's false-positive rate at the load it had, on average. Such a key is still
+    /// found (no false negative), but removing it would remove the other key's fingerprint.
+    /// Redis's `CF.ADDNX` behaves the same. To count every distinct key, deduplicate them
+    /// first and use [`insert`](Self::insert), or [`FilterBuilder`](crate::FilterBuilder).
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, CuckooFilter};
+    /// // Short fingerprints, so that false positives are frequent.
+    /// let mut f = CuckooFilter::new(Config::new(2000).fingerprint_bits(8))?;
+    /// let mut skipped = 0;
+    /// for i in 0..2000u32 {
+    ///     if !f.insert_unique(&i.to_le_bytes())? {
+    ///         skipped += 1; // a false positive of the keys before it
+    ///     }
+    /// }
+    /// assert!(skipped > 0);
+    /// assert_eq!(f.len(), 2000 - skipped);
+    /// assert!((0..2000u32).all(|i| f.contains(&i.to_le_bytes())));
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
     pub fn insert_unique(&mut self, key: &[u8]) -> Result<bool> {
         self.insert_unique_hash(KeyHash::of(key))
     }
@@ -327,6 +351,11 @@ impl CuckooFilter {
     }
 
     /// Items in the filter (each copy of a key counts).
+    ///
+    /// A key that [`insert_unique`](Self::insert_unique) skipped as already present (a false
+    /// positive of the keys before it, at about the filter's rate) is not counted: after
+    /// inserting `n` distinct keys with it, `len()` may be a little less than `n`. Each
+    /// [`insert`](Self::insert) counts.
     ///
     /// On a 32-bit target a count above `usize::MAX` (a table of more than 2^32 slots) is given
     /// as `usize::MAX`, never wrapped.
