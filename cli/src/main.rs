@@ -365,8 +365,14 @@ fn build(a: BuildArgs) -> Outcome {
         config = config.seed(seed);
     }
     let bad_config = |e: Error| Failure::Other(e.to_string());
+    if a.output.is_dir() {
+        return Err(Failure::Other(format!(
+            "{}: is a directory, not a file",
+            a.output.display()
+        )));
+    }
     let bar = progress(keys.len() as u64);
-    let written = |e: Error| Failure::Other(format!("{}: {e}", a.output.display()));
+    let written = |e: Error| write_failure(&a.output, e);
     let (distinct, bytes, fpr, layouts) = if a.growable {
         let mut chain = ScalableCuckooFilter::new(config).map_err(bad_config)?;
         // Each distinct key once. (`insert_unique` would skip a new key that is a false
@@ -435,6 +441,26 @@ fn build(a: BuildArgs) -> Outcome {
         },
         started.elapsed().as_secs_f64()
     ))
+}
+
+/// The message for a filter that could not be written to `path`, naming `path`: the
+/// library's I/O errors say what failed, this says where.
+fn write_failure(path: &Path, e: Error) -> Failure {
+    let p = path.display();
+    let Error::Io(io) = e else {
+        // `NotDurable` says what happened after the file was replaced; the rest are not I/O.
+        return Failure::Other(format!("{p}: {e}"));
+    };
+    let why = match io.kind() {
+        io::ErrorKind::NotFound => "no such directory".to_string(),
+        io::ErrorKind::NotADirectory => "a part of the path is not a directory".to_string(),
+        io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        io::ErrorKind::IsADirectory => "is a directory, not a file".to_string(),
+        io::ErrorKind::ReadOnlyFilesystem => "read-only file system".to_string(),
+        io::ErrorKind::StorageFull => "no space left on the device".to_string(),
+        _ => io.to_string(),
+    };
+    Failure::Other(format!("{p}: cannot write the filter: {why}"))
 }
 
 /// A progress bar over `n` keys on a terminal; hidden when standard error is not one.

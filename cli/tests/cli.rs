@@ -12,9 +12,17 @@ struct Run {
     stderr: String,
 }
 
+const BIN: &str = env!("CARGO_BIN_EXE_cuckoo-sst");
+
 fn run(args: &[&str], stdin: &[u8]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cuckoo-sst"))
+    run_in(Path::new("."), args, stdin)
+}
+
+/// [`run`] with `dir` as the working directory.
+fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
+    let mut child = Command::new(BIN)
         .args(args)
+        .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -237,8 +245,92 @@ fn bad_files_get_one_line_and_the_right_exit_code() {
     fails(
         &run(&["build", "-o", &nowhere], b"k\n"),
         2,
-        "no/such/dir/f.cuckoo",
+        &format!("{nowhere}: cannot write the filter: no such directory"),
     );
+}
+
+/// A filter that cannot be written is reported under the path the user gave, never under the
+/// temporary file beside it (`.f.cuckoo.XXXXXX.tmp`), which does not exist.
+#[test]
+fn an_output_that_cannot_be_written_is_named_as_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let nowhere = path(dir.path(), "no/such/dir/f.cuckoo");
+    let r = run(&["build", "-o", &nowhere], b"k\n");
+    fails(&r, 2, &nowhere);
+    assert!(!r.stderr.contains(".f.cuckoo."), "{}", r.stderr);
+    assert!(!r.stderr.contains("at path"), "{}", r.stderr);
+    // Into a directory, or below a file.
+    let d = dir.path().to_str().unwrap();
+    fails(
+        &run(&["build", "-o", d], b"k\n"),
+        2,
+        &format!("{d}: is a directory"),
+    );
+    let file = built(dir.path(), "f.cuckoo", 10, &[]);
+    let below = format!("{file}/g.cuckoo");
+    fails(
+        &run(&["build", "-o", &below], b"k\n"),
+        2,
+        &format!("{below}: cannot write the filter: a part of the path is not a directory"),
+    );
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["f.cuckoo"], "no temporary file left");
+}
+
+/// `build` under a given umask, in a child shell (the umask is the process's: a test cannot
+/// set it for itself without affecting the others); returns the file's mode.
+#[cfg(unix)]
+fn build_under_umask(dir: &Path, umask: &str, name: &str) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    let mut child = Command::new("sh")
+        .args([
+            "-c",
+            &format!(r#"umask {umask} && exec "$0" build -o {name}"#),
+            BIN,
+        ])
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&lines(0..100))
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::metadata(dir.join(name))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777
+}
+
+/// A new filter file gets 0666 less the umask, as any file the user creates (0644 under 022:
+/// readable by the engine's other users), and a replaced one keeps its mode.
+#[cfg(unix)]
+#[test]
+fn saved_files_get_the_users_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(build_under_umask(dir.path(), "022", "a.cuckoo"), 0o644);
+    assert_eq!(build_under_umask(dir.path(), "002", "b.cuckoo"), 0o664);
+    assert_eq!(build_under_umask(dir.path(), "077", "c.cuckoo"), 0o600);
+    for mode in [0o640, 0o604, 0o444] {
+        let a = dir.path().join("a.cuckoo");
+        std::fs::set_permissions(&a, std::fs::Permissions::from_mode(mode)).unwrap();
+        assert_eq!(build_under_umask(dir.path(), "022", "a.cuckoo"), mode);
+    }
 }
 
 #[test]
