@@ -8,7 +8,10 @@ use std::process::{Command, Output, Stdio};
 
 struct Run {
     code: i32,
+    /// Standard output as text (lossy: a filter written to it is binary) …
     stdout: String,
+    /// … and as bytes.
+    stdout_bytes: Vec<u8>,
     stderr: String,
 }
 
@@ -39,7 +42,8 @@ fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
     } = child.wait_with_output().unwrap();
     let r = Run {
         code: status.code().expect("exited, not killed by a signal"),
-        stdout: String::from_utf8(stdout).unwrap(),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stdout_bytes: stdout,
         stderr: String::from_utf8(stderr).unwrap(),
     };
     assert!(
@@ -278,6 +282,155 @@ fn an_output_that_cannot_be_written_is_named_as_given() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     assert_eq!(names, ["f.cuckoo"], "no temporary file left");
+}
+
+/// `-o -` writes the filter to standard output (the summary goes to standard error), the
+/// same bytes as a file gets; `info`, `verify`, `query` and `bench` read `-` from standard
+/// input, with the same answers and errors as for a file, named "standard input".
+#[test]
+fn dash_is_standard_output_for_build_and_standard_input_for_readers() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = lines(0..5000);
+    let r = run_in(dir.path(), &["build", "-o", "-"], &keys);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .starts_with("wrote standard output: 5000 keys (5000 distinct), "),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(
+        !dir.path().join("-").exists(),
+        "no file named '-' is written"
+    );
+    let filter = r.stdout_bytes;
+    let file = built(dir.path(), "f.cuckoo", 5000, &[]);
+    assert_eq!(
+        filter,
+        std::fs::read(&file).unwrap(),
+        "the bytes a file gets"
+    );
+    assert!(
+        r.stderr.contains(&format!("{} bytes", filter.len())),
+        "{}",
+        r.stderr
+    );
+
+    let verify = run(&["verify", "-"], &filter);
+    assert_eq!(verify.code, 0, "{}", verify.stderr);
+    assert!(
+        verify.stdout.starts_with("standard input: ok — "),
+        "{}",
+        verify.stdout
+    );
+    let info = run(&["info", "-"], &filter);
+    assert_eq!(info.code, 0, "{}", info.stderr);
+    assert!(
+        info.stdout.contains("file          standard input ("),
+        "{}",
+        info.stdout
+    );
+    assert!(
+        info.stdout.contains("items         5000"),
+        "{}",
+        info.stdout
+    );
+    let json = run(&["info", "-", "--json", "--no-verify"], &filter);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v["file"], "standard input");
+    assert_eq!(v["checksums"], "unchecked");
+    let query = run(&["query", "-", "user:17", "user:4999", "nobody"], &filter);
+    assert_eq!(query.code, 0, "{}", query.stderr);
+    assert_eq!(
+        query.stdout,
+        run(&["query", &file, "user:17", "user:4999", "nobody"], b"").stdout
+    );
+    assert!(
+        query.stdout.starts_with("present\npresent\n"),
+        "{}",
+        query.stdout
+    );
+    let bench = run(
+        &["bench", "-", "--seconds", "0.01", "--keys", "100"],
+        &filter,
+    );
+    assert_eq!(bench.code, 0, "{}", bench.stderr);
+    assert!(
+        bench.stdout.starts_with("standard input: 5000 items"),
+        "{}",
+        bench.stdout
+    );
+
+    // Both the filter and the keys cannot come from standard input.
+    fails(
+        &run(&["query", "-"], &filter),
+        2,
+        "the keys must be arguments",
+    );
+    fails(
+        &run(&["query", "-", "-"], &filter),
+        2,
+        "the keys must be arguments",
+    );
+    // Damaged, truncated and foreign input: exit 1, named, with the bytes where it can tell.
+    let mut damaged = filter.clone();
+    damaged[40] ^= 0x10;
+    let r = run(&["verify", "-"], &damaged);
+    fails(&r, 1, "standard input: filter file is damaged");
+    assert!(r.stderr.contains("the header"), "{}", r.stderr);
+    assert!(r.stderr.contains("(bytes 0..124)"), "{}", r.stderr);
+    let mut damaged = filter.clone();
+    let last = damaged.len() - 1;
+    damaged[last] ^= 1;
+    fails(&run(&["verify", "-"], &damaged), 1, "level 0 chunk");
+    let info = run(&["info", "-"], &damaged);
+    assert_eq!(info.code, 1);
+    assert!(info.stdout.contains("DAMAGED"), "{}", info.stdout);
+    fails(
+        &run(&["verify", "-"], &filter[..filter.len() - 1]),
+        1,
+        "standard input: filter file is truncated",
+    );
+    fails(
+        &run(&["info", "-"], b""),
+        1,
+        "standard input: filter file is truncated",
+    );
+    fails(
+        &run(
+            &["query", "-", "k"],
+            b"SQLite format 3\0 and then some more bytes",
+        ),
+        1,
+        "standard input: not a cuckoo-sst filter",
+    );
+}
+
+/// The check from the issue, as a user types it.
+#[test]
+fn a_filter_piped_to_a_file_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let status = Command::new("sh")
+        .args([
+            "-c",
+            r#"seq 1000 | "$0" build -o - > f && "$0" verify f"#,
+            BIN,
+        ])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(status.stdout).unwrap();
+    let stderr = String::from_utf8(status.stderr).unwrap();
+    assert!(status.status.success(), "{stderr}");
+    assert!(stdout.starts_with("f: ok — "), "{stdout}");
+    assert!(stdout.contains("1000 items in 1 level"), "{stdout}");
+    assert!(
+        stderr.starts_with("wrote standard output: 1000 keys"),
+        "{stderr}"
+    );
 }
 
 /// `build` under a given umask, in a child shell (the umask is the process's: a test cannot
