@@ -490,6 +490,17 @@ fn arg(i: usize, default: u64) -> Result<u64> {
     }
 }
 
+/// A filter's layout as the `cuckoo-sst` tool names it (`info`, `build`): `semi-sorted b=4
+/// f=10`, from the encoding's `Display`.
+fn layout_name(filter: &FilterRef<'_>) -> String {
+    format!(
+        "{} b={} f={}",
+        filter.encoding(),
+        filter.bucket_size(),
+        filter.fingerprint_bits()
+    )
+}
+
 fn main() -> Result<()> {
     let tables = arg(1, 8)? as usize;
     let entries = arg(2, 250_000)?;
@@ -550,12 +561,7 @@ fn main() -> Result<()> {
             table.file_len as f64 / (1 << 20) as f64,
             table.filter.len() as f64 / 1024.0,
             table.filter.len() as f64 * 8.0 / table.entries as f64,
-            format!(
-                "{:?} b={} f={}",
-                filter.encoding(),
-                filter.bucket_size(),
-                filter.fingerprint_bits()
-            ),
+            layout_name(filter),
             filter.expected_fpr(),
         );
     }
@@ -674,4 +680,33 @@ fn main() -> Result<()> {
         present_plain.time.as_secs_f64() / present_filtered.time.as_secs_f64(),
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cuckoo_sst::{CuckooFilter, Encoding};
+
+    /// The table names layouts as the CLI does (`cli/tests/cli.rs` checks `info` prints
+    /// `semi-sorted b=4 f=10` for the default filter), not by their `Debug` names
+    /// (`SemiSorted`).
+    #[test]
+    fn layouts_are_named_as_the_cli_names_them() {
+        let name = |config: Config| {
+            let f = CuckooFilter::new(config).unwrap();
+            layout_name(&f.as_filter_ref())
+        };
+        assert_eq!(
+            name(Config::new(1000).false_positive_rate(TARGET_FPR)),
+            "semi-sorted b=4 f=10"
+        );
+        assert_eq!(
+            name(Config::new(1000).encoding(Encoding::Plain)),
+            "plain b=8 f=16"
+        );
+        assert_eq!(
+            name(Config::new(1000).encoding(Encoding::Packed)),
+            "packed b=4 f=10"
+        );
+    }
 }

@@ -191,7 +191,7 @@ fn place_all(f: &mut CuckooFilter, seeded: &[u64]) -> Result<()> {
     let max_kicks = f.max_kicks();
     let (geo, t) = f.table_mut();
     let placed = with_codec!(geo.layout(), c => {
-        let mut room = Room::all(geo.num_buckets());
+        let mut room = Room::all(geo.num_buckets())?;
         let rest = two_passes(&c, &geo, t, &mut room, seeded)?;
         // Moving a resident is a relocation: none are allowed with `max_kicks` 0.
         let stuck = if max_kicks == 0 {
@@ -212,9 +212,9 @@ fn place_all(f: &mut CuckooFilter, seeded: &[u64]) -> Result<()> {
 struct Room(Vec<u64>);
 
 impl Room {
-    /// Every one of `m` buckets has room: an empty table.
-    fn all(m: u64) -> Room {
-        Room(vec![u64::MAX; m.div_ceil(64) as usize])
+    /// Every one of `m` buckets has room: an empty table. `OutOfMemory` instead of an abort.
+    fn all(m: u64) -> Result<Room> {
+        filled(m.div_ceil(64), u64::MAX).map(Room)
     }
 
     /// Whether bucket `i` has an empty slot.
@@ -458,20 +458,34 @@ fn two_passes<C: Codec>(
     room: &mut Room,
     seeded: &[u64],
 ) -> Result<Vec<u64>> {
-    let second = first_pass(c, geo, t, room, seeded);
+    let second = first_pass(c, geo, t, room, seeded)?;
     second_pass(c, t, room, second)
 }
 
 /// How many keys a bucket is the first bucket of, for each bucket of the table (saturating at
 /// 255): a bucket that many keys want first has little room for keys that want it second.
-fn first_demand(geo: &Geometry, seeded: &[u64]) -> Vec<u8> {
+/// `OutOfMemory` instead of an abort.
+fn first_demand(geo: &Geometry, seeded: &[u64]) -> Result<Vec<u8>> {
     let m = geo.num_buckets();
-    let mut demand = vec![0u8; m as usize];
+    let mut demand = filled(m, 0u8)?;
     for &s in seeded {
         let d = &mut demand[hash::first_bucket(s, m) as usize];
         *d = d.saturating_add(1);
     }
-    demand
+    Ok(demand)
+}
+
+/// A vector of `n` copies of `value`, or [`Error::OutOfMemory`] where `vec!` would abort: the
+/// builder's per-bucket arrays are as large as the table's bucket count (a byte and a bit per
+/// bucket), allocated, like the table, when `finish` knows the count.
+fn filled<T: Copy>(n: u64, value: T) -> Result<Vec<T>> {
+    let bytes = n.saturating_mul(size_of::<T>() as u64);
+    let out_of_memory = || Error::OutOfMemory { bytes };
+    let n = usize::try_from(n).map_err(|_| out_of_memory())?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| out_of_memory())?;
+    v.resize(n, value);
+    Ok(v)
 }
 
 /// The second bucket of the key with seeded hash `s`.
@@ -534,13 +548,13 @@ fn first_pass<C: Codec>(
     t: &mut [u8],
     room: &mut Room,
     seeded: &[u64],
-) -> Vec<u64> {
+) -> Result<Vec<u64>> {
     /// Buckets ahead of the current one whose keys have the demand of their second bucket
     /// prefetched (if the run is overfull): a random byte of a table-sized array each.
     const AHEAD: u64 = 8;
     let b = c.slots();
     let m = geo.num_buckets();
-    let demand = first_demand(geo, seeded);
+    let demand = first_demand(geo, seeded)?;
     let mut second: Vec<u64> = Vec::new();
     let mut ranks: Vec<u64> = Vec::new();
     // Where the keys of buckets `i1` and `i1 + AHEAD` start.
@@ -586,7 +600,7 @@ fn first_pass<C: Codec>(
             room.full(i1);
         }
     }
-    second
+    Ok(second)
 }
 
 /// Pass 1 for the overfull run `keys` (ascending seeded hashes whose first bucket is `i1`):
@@ -735,6 +749,24 @@ mod tests {
         assert_eq!(a, b);
     }
 
+    /// The per-bucket arrays of `finish` are allocated fallibly: a size no allocator can give
+    /// is `OutOfMemory` with the bytes asked for, not an abort; a size it can is filled.
+    #[test]
+    fn per_bucket_arrays_report_out_of_memory() {
+        for (n, bytes) in [(u64::MAX / 8, u64::MAX / 8 * 8), (u64::MAX, u64::MAX)] {
+            match filled(n, u64::MAX) {
+                Err(Error::OutOfMemory { bytes: b }) => assert_eq!(b, bytes, "{n}"),
+                other => panic!("{n}: {other:?}"),
+            }
+        }
+        match filled(isize::MAX as u64, 0u8) {
+            Err(Error::OutOfMemory { bytes }) => assert_eq!(bytes, isize::MAX as u64),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(filled(3, 7u8).unwrap(), [7, 7, 7]);
+        assert_eq!(Room::all(130).unwrap().0, [u64::MAX; 3]);
+    }
+
     /// An empty default-layout filter for `n` keys (of ids `0..n`) with seed `seed`, and the
     /// keys' seeded hashes sorted, as `finish` hands them to the passes.
     fn default_filter_and_keys(n: u64, seed: u64) -> (CuckooFilter, Vec<u64>) {
@@ -764,8 +796,8 @@ mod tests {
         let (mut f, hashes) = default_filter_and_keys(n, 3);
         let (geo, t) = f.table_mut();
         let c = default_codec(&geo);
-        let mut room = Room::all(geo.num_buckets());
-        let second = first_pass(&c, &geo, t, &mut room, &hashes);
+        let mut room = Room::all(geo.num_buckets()).unwrap();
+        let second = first_pass(&c, &geo, t, &mut room, &hashes).unwrap();
         let placed = 1.0 - second.len() as f64 / n as f64;
         assert!((0.80..0.85).contains(&placed), "{placed}");
         // A key moved on is one of the keys, and found its first bucket full (buckets only
@@ -818,7 +850,7 @@ mod tests {
         let (mut f, hashes) = default_filter_and_keys(n, 5);
         let (geo, t) = f.table_mut();
         let c = default_codec(&geo);
-        let mut room = Room::all(geo.num_buckets());
+        let mut room = Room::all(geo.num_buckets()).unwrap();
         let rest = two_passes(&c, &geo, t, &mut room, &hashes).unwrap();
         let stuck = one_move(&c, &geo, t, &mut room, &rest);
         walks(&c, &geo, t, &mut room, &stuck, 500).unwrap();
@@ -861,7 +893,7 @@ mod tests {
                 moved(k.i2, k.fp)
             })
             .collect();
-        let mut room = Room::all(geo.num_buckets());
+        let mut room = Room::all(geo.num_buckets()).unwrap();
         assert_eq!(one_move(&c, &geo, t, &mut room, &keys), Vec::<u64>::new());
         assert_eq!(crate::table::scan(&geo, t), Ok(keys.len() as u64));
         let r = crate::table::raw::Region::new(t, &geo).unwrap();

@@ -338,7 +338,9 @@ impl ScalableCuckooFilter {
         Err(Error::Full)
     }
 
-    /// Adds `key` unless it is (probably) present in some level; `Ok(true)` when added.
+    /// Adds `key` unless it is (probably) present in some level; `Ok(true)` when added. A new
+    /// key that is a false positive of the keys before it is skipped and not counted in
+    /// [`len`](Self::len), as with [`CuckooFilter::insert_unique`].
     ///
     /// ```
     /// let mut f = cuckoo_sst::ScalableCuckooFilter::new(cuckoo_sst::Config::new(10))?;

@@ -36,7 +36,30 @@ pub enum Error {
         bytes: u64,
     },
     /// Reading or writing a file failed; the `io::Error` is the [`source`](std::error::Error::source).
+    /// A failed `save` (of [`CuckooFilter`](crate::CuckooFilter::save) or
+    /// [`ScalableCuckooFilter`](crate::ScalableCuckooFilter::save)) that returns `Io` left the
+    /// file at its path as it was.
     Io(std::io::Error),
+    /// A `save` replaced the file — every reader that opens the path now gets the new one,
+    /// written and fsynced whole — but the fsync of its directory, which makes the rename
+    /// itself durable, failed: after a crash or power loss the path may hold the old file
+    /// again (whole, never torn). The `io::Error` is the [`source`](std::error::Error::source).
+    ///
+    /// It is its own variant because it is the one error after which the path has changed: a
+    /// storage engine that records the save (in a manifest, say) should not record it as
+    /// durable, nor assume the old file is still there; saving again makes it durable once
+    /// the directory can be synced.
+    ///
+    /// ```
+    /// use cuckoo_sst::Error;
+    /// # fn save() -> Result<(), Error> { Ok(()) }
+    /// match save() {
+    ///     Ok(()) => { /* durable: record it */ }
+    ///     Err(Error::NotDurable(e)) => eprintln!("saved, but not durably ({e}): retry"),
+    ///     Err(e) => eprintln!("not saved, the old file is intact: {e}"),
+    /// }
+    /// ```
+    NotDurable(std::io::Error),
     /// The bytes do not start with the filter magic `"CUCKOSST"`: not a filter file.
     BadMagic {
         /// The first eight bytes found (fewer bytes are zero-padded).
@@ -117,6 +140,7 @@ impl Error {
             Error::Full => Error::Full,
             Error::OutOfMemory { bytes } => Error::OutOfMemory { bytes: *bytes },
             Error::Io(e) => Error::Io(std::io::Error::new(e.kind(), e.to_string())),
+            Error::NotDurable(e) => Error::NotDurable(std::io::Error::new(e.kind(), e.to_string())),
             Error::BadMagic { found } => Error::BadMagic { found: *found },
             Error::UnsupportedVersion { found, supported } => Error::UnsupportedVersion {
                 found: *found,
@@ -171,6 +195,11 @@ impl fmt::Display for Error {
                 "could not allocate {bytes} bytes for the filter table; configure a smaller capacity"
             ),
             Error::Io(e) => write!(f, "I/O error: {e}"),
+            Error::NotDurable(e) => write!(
+                f,
+                "the file was saved, but the fsync of its directory failed ({e}): a crash may \
+                 bring back the old file; save again"
+            ),
             Error::BadMagic { found } => write!(
                 f,
                 "not a cuckoo-sst filter: the file starts with {found:02x?}, not \"CUCKOSST\""
@@ -219,7 +248,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Io(e) => Some(e),
+            Error::Io(e) | Error::NotDurable(e) => Some(e),
             _ => None,
         }
     }

@@ -7,7 +7,7 @@ use crate::format::{self, FileMeta, FileOut, LevelMeta, LevelOut, decode};
 use crate::hash::{self, KeyHash, SplitMix64};
 use crate::persist;
 use crate::table::{Codec, Encoding, Geometry, TableBuf, with_codec};
-use crate::view::{FilterRef, Slot, locate, locate_seeded};
+use crate::view::{FilterRef, Slot, locate, locate_seeded, saturating_usize};
 use std::io::Write;
 use std::path::Path;
 
@@ -178,6 +178,30 @@ impl CuckooFilter {
     /// assert_eq!(f.len(), 1);
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
+    ///
+    /// "Present" includes a false positive: a new key whose fingerprint the filter already
+    /// holds in one of its buckets (another key's) is skipped too, with `Ok(false)`, and not
+    /// counted, so after `n` distinct keys [`len`](Self::len) may be less than `n` — by about
+    /// the filter's false-positive rate at the load it had, on average. Such a key is still
+    /// found (no false negative), but removing it would remove the other key's fingerprint.
+    /// Redis's `CF.ADDNX` behaves the same. To count every distinct key, deduplicate them
+    /// first and use [`insert`](Self::insert), or [`FilterBuilder`](crate::FilterBuilder).
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, CuckooFilter};
+    /// // Short fingerprints, so that false positives are frequent.
+    /// let mut f = CuckooFilter::new(Config::new(2000).fingerprint_bits(8))?;
+    /// let mut skipped = 0;
+    /// for i in 0..2000u32 {
+    ///     if !f.insert_unique(&i.to_le_bytes())? {
+    ///         skipped += 1; // a false positive of the keys before it
+    ///     }
+    /// }
+    /// assert!(skipped > 0);
+    /// assert_eq!(f.len(), 2000 - skipped);
+    /// assert!((0..2000u32).all(|i| f.contains(&i.to_le_bytes())));
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
     pub fn insert_unique(&mut self, key: &[u8]) -> Result<bool> {
         self.insert_unique_hash(KeyHash::of(key))
     }
@@ -328,6 +352,14 @@ impl CuckooFilter {
 
     /// Items in the filter (each copy of a key counts).
     ///
+    /// A key that [`insert_unique`](Self::insert_unique) skipped as already present (a false
+    /// positive of the keys before it, at about the filter's rate) is not counted: after
+    /// inserting `n` distinct keys with it, `len()` may be a little less than `n`. Each
+    /// [`insert`](Self::insert) counts.
+    ///
+    /// On a 32-bit target a count above `usize::MAX` (a table of more than 2^32 slots) is given
+    /// as `usize::MAX`, never wrapped.
+    ///
     /// ```
     /// let mut f = cuckoo_sst::CuckooFilter::with_capacity(10);
     /// f.insert(b"a")?;
@@ -336,7 +368,7 @@ impl CuckooFilter {
     /// ```
     #[inline]
     pub fn len(&self) -> usize {
-        self.len as usize
+        saturating_usize(self.len)
     }
 
     /// Whether the filter holds no items.
@@ -352,13 +384,16 @@ impl CuckooFilter {
     /// Total slots: buckets × bucket size. Inserts start failing somewhat below this (about
     /// 88 %, 97 % and 99.5 % of it for buckets of 2, 4 and 8).
     ///
+    /// On a 32-bit target a count above `usize::MAX` (a table of more than 2^32 slots) is given
+    /// as `usize::MAX`, never wrapped.
+    ///
     /// ```
     /// let f = cuckoo_sst::CuckooFilter::with_capacity(1000);
     /// assert!(f.capacity() >= 1000);
     /// ```
     #[inline]
     pub fn capacity(&self) -> usize {
-        self.geo.slots() as usize
+        saturating_usize(self.geo.slots())
     }
 
     /// Number of buckets (any positive number, not rounded to a power of two).
@@ -369,7 +404,7 @@ impl CuckooFilter {
     /// ```
     #[inline]
     pub fn num_buckets(&self) -> usize {
-        self.geo.num_buckets() as usize
+        saturating_usize(self.geo.num_buckets())
     }
 
     /// `len / capacity`.
@@ -534,8 +569,16 @@ impl CuckooFilter {
 
     /// Saves the filter to `path`, atomically and durably: the bytes go to a temporary file in
     /// the same directory, which is fsynced and renamed over `path`, then the directory is
-    /// fsynced. A crash leaves either the old file or the complete new one; an error (a failed
-    /// write or fsync included) returns before the rename, leaving `path` untouched.
+    /// fsynced. A crash leaves either the old file or the complete new one. An error in any
+    /// step up to the rename (a failed write or fsync of the file, a full disk) returns
+    /// [`Error::Io`] before the rename, leaving `path` untouched and no temporary file; only a
+    /// failed fsync of the directory comes after it, as [`Error::NotDurable`]: `path` then
+    /// holds the new file, but a crash may bring back the old one.
+    ///
+    /// On Unix the file gets the permissions of the file it replaces, or for a new file those
+    /// of any file the process creates (`0o666` less the umask: `0o644` under the usual
+    /// `022`), so that other users' processes read it as they read the engine's other files.
+    /// On other platforms a new file's defaults apply.
     ///
     /// ```
     /// use cuckoo_sst::{CuckooFilter, MappedFilter};

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::format::{self, FileMeta, HEADER_LEN, LevelMeta, decode};
 use crate::hash::KeyHash;
 use crate::table::{Codec, TableBuf, with_codec};
-use crate::view::FilterRef;
+use crate::view::{FilterRef, saturating_usize};
 use memmap2::{Mmap, MmapOptions};
 use std::fs::File;
 use std::io::{self, Read};
@@ -30,17 +30,20 @@ use std::sync::Arc;
 /// The mapping shows the file's current bytes. Files written by
 /// [`CuckooFilter::save`](crate::CuckooFilter::save) are never modified in place: saving again
 /// writes a new file and renames it over the old path, and a mapping keeps the old file's
-/// bytes until it is dropped. Do not write into a mapped filter file by other means. If
-/// another process **truncates** it, touching a page past the new end raises `SIGBUS` and the
-/// process dies (a crash, never a wrong answer): the first lookup or [`verify`](Self::verify)
-/// after the truncation, or any later lookup whose buckets lie past the new end. If it
-/// **overwrites** bytes, lookups may return wrong answers, including false negatives. `open` is
-/// safe to call under that contract, as for any memory-mapped file.
+/// bytes until it is dropped. Nothing else may write into or truncate a file while it is
+/// mapped, by [`open`](Self::open), [`open_unverified`](Self::open_unverified) or the
+/// `open_range` pair: the filter hands its mapped bytes to the lookup code as a `&[u8]`, which
+/// Rust assumes does not change, so a change made to the file by another process (or by this
+/// one through another handle) is **undefined behaviour**, although these constructors are safe
+/// functions: keeping the file unchanged is the caller's part of the contract. In practice a
+/// truncation makes the next access past the new end raise `SIGBUS`, which kills the process,
+/// and overwritten bytes give wrong answers, false negatives included; but undefined behaviour
+/// promises neither.
 ///
-/// An engine that cannot rule this out (files on a shared or network file system, tools that
-/// compact in place) opens with [`read`](Self::read) instead: it copies the file into memory
-/// once, checks it exactly as `open` does and answers through the same code, and nothing done
-/// to the file afterwards reaches it.
+/// An engine that cannot rule this out (files on a shared or network file system, other
+/// tools that write or compact files in place) opens with [`read`](Self::read) instead: it
+/// copies the file into memory once, checks it exactly as `open` does and answers through the
+/// same code, and nothing done to the file afterwards reaches it.
 ///
 /// ```
 /// use cuckoo_sst::{CuckooFilter, MappedFilter};
@@ -176,6 +179,10 @@ impl MappedFilter {
     /// Maps `path` and checks all of it: header, level table, every checksum (FORMAT.md §7).
     /// Reads the whole file once, at the speed of CRC-32.
     ///
+    /// The file must not change while it is mapped ([undefined behaviour
+    /// otherwise](#files-must-not-change-while-mapped)); use [`read`](Self::read) for a file that
+    /// may.
+    ///
     /// ```
     /// use cuckoo_sst::{Error, MappedFilter};
     /// let dir = tempfile::tempdir()?;
@@ -201,6 +208,10 @@ impl MappedFilter {
     /// answering).
     ///
     /// A version-1 file has one checksum per level: its first lookup checks a whole level.
+    ///
+    /// The file must not change while it is mapped ([undefined behaviour
+    /// otherwise](#files-must-not-change-while-mapped)); use [`read`](Self::read) for a file that
+    /// may.
     ///
     /// ```
     /// # use cuckoo_sst::{CuckooFilter, MappedFilter};
@@ -230,7 +241,8 @@ impl MappedFilter {
         // while mapped, which would break the immutability of the `&[u8]` we hand out. This
         // crate never writes into an existing filter file (saving renames a new file over the
         // path; the mapping keeps the old inode), and the type's documentation states the
-        // contract for other writers. All reads go through slices bounded by the mapping's
+        // contract for other writers: a change made under the mapping is undefined behaviour,
+        // and `MappedFilter::read` is the constructor for files that may change. All reads go through slices bounded by the mapping's
         // length, validated by the decoder before use.
         let map = unsafe { Mmap::map(&file)? };
         MappedFilter::parsed(Bytes::Mapped(map))
@@ -239,7 +251,8 @@ impl MappedFilter {
     /// Maps the filter block of `len` bytes at byte `offset` of `file` — a filter inside an
     /// SSTable, say — and checks all of it, as [`open`](Self::open) does. `offset` may be any
     /// value (the block need not be aligned; lookups read unaligned bytes alike). The file's
-    /// other bytes are neither read nor checked.
+    /// other bytes are neither read nor checked. The block must not change while it is mapped
+    /// ([undefined behaviour otherwise](#files-must-not-change-while-mapped)).
     ///
     /// ```
     /// use cuckoo_sst::{CuckooFilter, MappedFilter};
@@ -742,6 +755,9 @@ impl MappedFilter {
 
     /// Items in the filter (all levels), from the header.
     ///
+    /// On a 32-bit target a count above `usize::MAX` (a table of more than 2^32 slots) is given
+    /// as `usize::MAX`, never wrapped.
+    ///
     /// ```
     /// # use cuckoo_sst::{CuckooFilter, MappedFilter};
     /// # let dir = tempfile::tempdir()?;
@@ -751,7 +767,7 @@ impl MappedFilter {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn len(&self) -> usize {
-        self.meta.item_count as usize
+        saturating_usize(self.meta.item_count)
     }
 
     /// Whether the filter holds no items.

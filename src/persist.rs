@@ -1,7 +1,7 @@
 //! Atomic, durable replacement of a file: write a temporary file beside it, fsync, rename over
 //! the target, fsync the directory.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
@@ -10,8 +10,17 @@ use std::path::Path;
 ///
 /// The data goes to a temporary file in the same directory (so the rename stays within one
 /// file system), which is flushed and fsynced, then renamed over `path`; finally the directory
-/// is fsynced so that the rename itself is durable. Any error — in `write`, in a flush or in an
-/// fsync — returns before the rename, and the temporary file is removed.
+/// is fsynced so that the rename itself is durable. An error in `write`, in a flush, in an
+/// fsync of the file or in the rename returns before `path` changes, and the temporary file is
+/// removed. A failed fsync of the directory comes after the rename: it returns
+/// [`Error::NotDurable`], and `path` holds the new file.
+///
+/// On Unix the file gets the permissions a user expects of a file written in place: those of
+/// the file it replaces, or for a new file `0o666` less the process's umask (`0o644` under
+/// the usual `022`), as `File::create` gives. (The temporary file is created with those
+/// permissions, or first with the new-file ones and then set to the old file's, before any byte
+/// is written.) The owner is the saving process's user, whoever owned the old file. Elsewhere
+/// the file gets the platform's defaults for a new file.
 pub(crate) fn save_atomic(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
@@ -24,8 +33,9 @@ pub(crate) fn save_atomic(
 pub(crate) trait Fs {
     /// An open, new, empty temporary file.
     type Temp: Write;
-    /// Creates a temporary file in `dir` whose name starts with `prefix` and ends in `.tmp`.
-    fn create_temp(&self, dir: &Path, prefix: &str) -> io::Result<Self::Temp>;
+    /// Creates a temporary file in `dir` whose name starts with `prefix` and ends in `.tmp`,
+    /// with the permissions the file saved at `target` is to have (see [`save_atomic`]).
+    fn create_temp(&self, dir: &Path, prefix: &str, target: &Path) -> io::Result<Self::Temp>;
     /// Makes the temporary file's bytes durable (`fsync`).
     fn sync(&self, tmp: &mut Self::Temp) -> io::Result<()>;
     /// Renames the temporary file over `path`; on failure the temporary file is removed.
@@ -53,13 +63,13 @@ pub(crate) fn save_atomic_with<F: Fs>(
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let mut tmp = fs.create_temp(dir, &format!(".{}.", name.to_string_lossy()))?;
+    let mut tmp = fs.create_temp(dir, &format!(".{}.", name.to_string_lossy()), path)?;
     if let Err(e) = fill(fs, &mut tmp, write) {
         fs.discard(tmp);
         return Err(e.into());
     }
     fs.persist(tmp, path)?;
-    fs.sync_dir(dir)?;
+    fs.sync_dir(dir).map_err(Error::NotDurable)?;
     Ok(())
 }
 
@@ -102,12 +112,25 @@ impl Write for RealTemp {
 impl Fs for RealFs {
     type Temp = RealTemp;
 
-    fn create_temp(&self, dir: &Path, prefix: &str) -> io::Result<RealTemp> {
-        tempfile::Builder::new()
-            .prefix(prefix)
-            .suffix(".tmp")
+    fn create_temp(&self, dir: &Path, prefix: &str, target: &Path) -> io::Result<RealTemp> {
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(prefix).suffix(".tmp");
+        // `open(2)` takes the umask off the mode it is given: 0o666 becomes what
+        // `File::create` gives a new file. (tempfile's own default is 0o600.)
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let tmp = builder
             .tempfile_in(dir)
-            .map(RealTemp)
+            .map_err(|e| about_target(e, target))?;
+        // A file being replaced keeps its mode: set on the open file, which the umask does
+        // not touch, as `std::fs::copy` does.
+        #[cfg(unix)]
+        if let Ok(old) = std::fs::metadata(target)
+            && old.is_file()
+        {
+            tmp.as_file().set_permissions(old.permissions())?;
+        }
+        Ok(RealTemp(tmp))
     }
 
     fn sync(&self, tmp: &mut RealTemp) -> io::Result<()> {
@@ -126,6 +149,21 @@ impl Fs for RealFs {
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
         sync_dir(dir)
     }
+}
+
+/// `e`, the error of creating the temporary file for `target`, as an error about `target`:
+/// tempfile's message ends in ` at path "<the temporary file>"`, a name the caller never gave
+/// and that does not exist (`/nonexistent/.x.aZlbC7.tmp` for `/nonexistent/x`). The kind is
+/// kept.
+fn about_target(e: io::Error, target: &Path) -> io::Error {
+    let text = e.to_string();
+    let cause = text
+        .split_once(" at path ")
+        .map_or(&text[..], |(cause, _)| cause);
+    io::Error::new(
+        e.kind(),
+        format!("cannot save {}: {cause}", target.display()),
+    )
 }
 
 /// Makes a rename in `dir` durable.
@@ -177,14 +215,81 @@ mod tests {
         assert!(leftovers(dir.path()).is_empty());
     }
 
+    /// The error names the path asked for, not the temporary file that could not be made.
     #[test]
-    fn a_missing_directory_is_an_io_error() {
+    fn a_missing_directory_is_an_io_error_naming_the_path() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("no/such/dir/f.bin");
         match save_atomic(&path, |w| w.write_all(b"x")) {
-            Err(crate::Error::Io(e)) => assert_eq!(e.kind(), io::ErrorKind::NotFound),
+            Err(crate::Error::Io(e)) => {
+                assert_eq!(e.kind(), io::ErrorKind::NotFound);
+                let shown = e.to_string();
+                assert!(
+                    shown.starts_with(&format!("cannot save {}: ", path.display())),
+                    "{shown}"
+                );
+                // The temporary file would be `.f.bin.XXXXXX.tmp`.
+                assert!(!shown.contains(".f.bin."), "{shown}");
+                assert!(!shown.contains("at path"), "{shown}");
+            }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// The mode of a file in `dir` created with mode 0o666: 0o666 less the process's umask,
+    /// as `File::create` and `save` give a new file.
+    #[cfg(unix)]
+    fn new_file_mode(dir: &Path) -> u32 {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let probe = dir.join("umask-probe");
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o666)
+            .open(&probe)
+            .unwrap();
+        let mode = std::fs::metadata(&probe).unwrap().permissions().mode() & 0o7777;
+        std::fs::remove_file(&probe).unwrap();
+        mode
+    }
+
+    #[cfg(unix)]
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+    }
+
+    /// A new file gets the mode of any file the process creates: 0o666 less its umask (0o644
+    /// under 022; `cli/tests/cli.rs` saves under set umasks in a child process), not the
+    /// temporary file's 0o600.
+    #[cfg(unix)]
+    #[test]
+    fn a_new_file_gets_0666_less_the_umask() {
+        let dir = tempfile::tempdir().unwrap();
+        let expected = new_file_mode(dir.path());
+        assert_eq!(expected & !0o666, 0, "{expected:o}");
+        let path = dir.path().join("new.bin");
+        save_atomic(&path, |w| w.write_all(b"new")).unwrap();
+        assert_eq!(mode(&path), expected, "{:o} != {expected:o}", mode(&path));
+    }
+
+    /// A replaced file keeps its mode, whatever the umask would give a new one; read-only
+    /// files included (the rename needs only the directory to be writable).
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_file_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.bin");
+        for old_mode in [0o640, 0o604, 0o666, 0o600, 0o444, 0o755] {
+            save_atomic(&path, |w| w.write_all(b"old")).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(old_mode)).unwrap();
+            save_atomic(&path, |w| w.write_all(b"new")).unwrap();
+            assert_eq!(std::fs::read(&path).unwrap(), b"new");
+            assert_eq!(mode(&path), old_mode, "{:o} != {old_mode:o}", mode(&path));
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
+        assert!(leftovers(dir.path()).is_empty());
     }
 
     #[test]
@@ -313,7 +418,7 @@ mod power_loss {
     impl Fs for SimFs {
         type Temp = SimFile;
 
-        fn create_temp(&self, dir: &Path, prefix: &str) -> io::Result<SimFile> {
+        fn create_temp(&self, dir: &Path, prefix: &str, _target: &Path) -> io::Result<SimFile> {
             let mut s = self.0.borrow_mut();
             let ino = s.files.len();
             let name = dir.join(format!("{prefix}{ino}.tmp"));
@@ -745,8 +850,9 @@ mod power_loss {
         assert_eq!(fs.live(), BTreeMap::from([(path, new)]));
     }
 
-    /// The directory fsync comes after the rename: its failure is returned, and the path then
-    /// holds the new file, whose rename may not survive a crash (the old file may come back).
+    /// The directory fsync comes after the rename: its failure is returned as `NotDurable`
+    /// (every other error leaves the path untouched), and the path then holds the new file,
+    /// whose rename may not survive a crash (the old file may come back).
     #[test]
     fn a_failed_directory_fsync_is_returned_after_the_rename() {
         let (result, fs, path, old, new) = save_on(Faults {
@@ -754,8 +860,9 @@ mod power_loss {
             ..SMALL_WRITES
         });
         match result {
-            Err(crate::Error::Io(e)) => {
-                assert_eq!(e.to_string(), "injected directory fsync failure")
+            Err(e @ crate::Error::NotDurable(_)) => {
+                let source = std::error::Error::source(&e).unwrap();
+                assert_eq!(source.to_string(), "injected directory fsync failure");
             }
             other => panic!("{other:?}"),
         }
@@ -791,8 +898,11 @@ mod power_loss {
     impl<'a> Fs for &'a FullDisk {
         type Temp = FullTemp<'a>;
 
-        fn create_temp(&self, dir: &Path, prefix: &str) -> io::Result<FullTemp<'a>> {
-            Ok(FullTemp(RealFs.create_temp(dir, prefix)?, &self.space))
+        fn create_temp(&self, dir: &Path, prefix: &str, target: &Path) -> io::Result<FullTemp<'a>> {
+            Ok(FullTemp(
+                RealFs.create_temp(dir, prefix, target)?,
+                &self.space,
+            ))
         }
 
         fn sync(&self, tmp: &mut FullTemp<'a>) -> io::Result<()> {

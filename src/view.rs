@@ -49,6 +49,13 @@ pub(crate) struct Slot {
     pub(crate) seeded: u64,
 }
 
+/// `n` as a `usize`, or `usize::MAX` where it does not fit (above 2^32 on a 32-bit target):
+/// the public counts, kept as `u64`, saturate rather than wrap when they are handed out.
+#[inline]
+pub(crate) fn saturating_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
 /// Derives a key's candidate buckets and fingerprint for a table.
 #[inline]
 pub(crate) fn locate(geo: &Geometry, seed: u64, h: KeyHash) -> Slot {
@@ -389,13 +396,16 @@ impl<'a> FilterRef<'a> {
 
     /// Items in the filter.
     ///
+    /// On a 32-bit target a count above `usize::MAX` (a table of more than 2^32 slots) is given
+    /// as `usize::MAX`, never wrapped.
+    ///
     /// ```
     /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
     /// assert_eq!(f.as_filter_ref().len(), 0);
     /// ```
     #[inline]
     pub fn len(&self) -> usize {
-        self.len as usize
+        saturating_usize(self.len)
     }
 
     /// Whether the filter holds no items.
@@ -411,13 +421,16 @@ impl<'a> FilterRef<'a> {
 
     /// Total slots (buckets × bucket size).
     ///
+    /// On a 32-bit target a count above `usize::MAX` (a table of more than 2^32 slots) is given
+    /// as `usize::MAX`, never wrapped.
+    ///
     /// ```
     /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
     /// assert_eq!(f.as_filter_ref().capacity(), f.capacity());
     /// ```
     #[inline]
     pub fn capacity(&self) -> usize {
-        self.geo.slots() as usize
+        saturating_usize(self.geo.slots())
     }
 
     /// Number of buckets.
@@ -429,7 +442,7 @@ impl<'a> FilterRef<'a> {
     /// ```
     #[inline]
     pub fn num_buckets(&self) -> usize {
-        self.geo.num_buckets() as usize
+        saturating_usize(self.geo.num_buckets())
     }
 
     /// Slots per bucket.
@@ -484,7 +497,7 @@ impl<'a> FilterRef<'a> {
     /// ```
     #[inline]
     pub fn load_factor(&self) -> f64 {
-        self.len as f64 / self.capacity() as f64
+        self.len as f64 / self.geo.slots() as f64
     }
 
     /// The false-positive rate bound: the probability that an absent key is reported present
@@ -876,4 +889,22 @@ pub(crate) fn contains_batch_any(views: &[FilterRef<'_>], hashes: &[KeyHash], ou
         "contains_batch: one output per hash"
     );
     contains_batch_with(views, hashes.iter().copied(), out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::saturating_usize;
+
+    /// Counts above `usize::MAX` saturate; `as usize` would keep their low bits (2^40 + 5 would
+    /// be 5 on a 32-bit target).
+    #[test]
+    fn counts_saturate_instead_of_wrapping() {
+        assert_eq!(saturating_usize(0), 0);
+        assert_eq!(saturating_usize(u32::MAX as u64), u32::MAX as usize);
+        assert_eq!(saturating_usize(u64::MAX), usize::MAX);
+        #[cfg(target_pointer_width = "64")]
+        assert_eq!(saturating_usize((1 << 40) + 5), (1 << 40) + 5);
+        #[cfg(target_pointer_width = "32")]
+        assert_eq!(saturating_usize((1 << 40) + 5), usize::MAX);
+    }
 }

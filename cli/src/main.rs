@@ -16,6 +16,7 @@ use std::fmt::Write as _;
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const EXAMPLES: &str = "\
@@ -25,6 +26,7 @@ Examples:
   cuckoo-sst verify keys.cuckoo && echo whole          # every checksum and slot
   cuckoo-sst query keys.cuckoo 17 2000000              # present / absent, one line each
   cuckoo-sst bench keys.cuckoo                         # lookups per second here
+  seq 1000 | cuckoo-sst build -o - | cuckoo-sst info - # `-`: standard output or input
 
 Exit codes: 0 success; 1 a damaged or foreign filter file; 2 a usage or I/O error.";
 
@@ -46,7 +48,11 @@ Examples:
   seq 1000 | cuckoo-sst build -o small.cuckoo --fpr 0.001
   cuckoo-sst build ids.hex --format hex -o ids.cuckoo --encoding plain
   cuckoo-sst build keys.bin --format binary -o keys.cuckoo --seed 7
-  cuckoo-sst build keys.txt -o chain.cuckoo --growable   # a chain that can grow later")]
+  cuckoo-sst build keys.txt -o chain.cuckoo --growable   # a chain that can grow later
+  seq 1000 | cuckoo-sst build -o - | gzip > small.cuckoo.gz  # the filter on standard output
+
+With `-o -` the filter goes to standard output (never to a terminal) and the summary line to
+standard error.")]
     Build(BuildArgs),
     /// Show a filter file's header, levels, space, expected false-positive rate and checksum
     /// state.
@@ -55,6 +61,7 @@ Examples:
   cuckoo-sst info keys.cuckoo
   cuckoo-sst info keys.cuckoo --json | jq .levels[0].bits_per_item
   cuckoo-sst info huge.cuckoo --no-verify                # header and levels only, instantly
+  gunzip -c small.cuckoo.gz | cuckoo-sst info -          # a filter on standard input
 
 Exits 1 when the file is damaged (it still shows what it can).")]
     Info(InfoArgs),
@@ -63,6 +70,7 @@ Exits 1 when the file is damaged (it still shows what it can).")]
 Examples:
   cuckoo-sst verify keys.cuckoo
   cuckoo-sst verify *.cuckoo || echo damaged
+  gunzip -c small.cuckoo.gz | cuckoo-sst verify -        # a filter on standard input
 
 Exits 0 when the file is whole, 1 when it is damaged or not a filter file (naming what is wrong
 and at which bytes), 2 when it cannot be read.")]
@@ -73,6 +81,8 @@ Examples:
   cuckoo-sst query keys.cuckoo alice bob                 # keys as arguments
   cut -f1 requests.tsv | cuckoo-sst query keys.cuckoo    # keys on standard input
   cuckoo-sst query ids.cuckoo --format hex 6b6579
+  gunzip -c small.cuckoo.gz | cuckoo-sst query - 17 18   # the filter on standard input: keys
+                                                         # as arguments
 
 `present` means the key may be in the set (false positives happen at the file's rate);
 `absent` means it certainly is not.")]
@@ -92,7 +102,8 @@ struct BuildArgs {
     /// The keys: a file, or `-` for standard input.
     #[arg(default_value = "-")]
     input: PathBuf,
-    /// The filter file to write; an existing file is replaced atomically.
+    /// The filter file to write (an existing file is replaced atomically, keeping its
+    /// permissions), or `-` for standard output.
     #[arg(short, long)]
     output: PathBuf,
     /// How the keys are written.
@@ -128,7 +139,7 @@ enum EncodingArg {
 
 #[derive(Args)]
 struct InfoArgs {
-    /// The filter file.
+    /// The filter file, or `-` for standard input.
     file: PathBuf,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -140,13 +151,13 @@ struct InfoArgs {
 
 #[derive(Args)]
 struct VerifyArgs {
-    /// The filter file.
+    /// The filter file, or `-` for standard input.
     file: PathBuf,
 }
 
 #[derive(Args)]
 struct QueryArgs {
-    /// The filter file.
+    /// The filter file, or `-` for standard input (the keys are then arguments).
     file: PathBuf,
     /// Keys to look up; none (or `-`) reads them from standard input, one per line.
     keys: Vec<std::ffi::OsString>,
@@ -157,7 +168,7 @@ struct QueryArgs {
 
 #[derive(Args)]
 struct BenchArgs {
-    /// The filter file.
+    /// The filter file, or `-` for standard input.
     file: PathBuf,
     /// Distinct random keys to query.
     #[arg(long, default_value_t = 1 << 20)]
@@ -216,6 +227,20 @@ fn out(text: impl AsRef<str>) -> Outcome {
     }
 }
 
+/// Whether `path` is `-`: standard input or output.
+fn is_std(path: &Path) -> bool {
+    path == Path::new("-")
+}
+
+/// How messages name `path`: `standard input`/`standard output` for `-`.
+fn shown(path: &Path, std_name: &str) -> String {
+    if is_std(path) {
+        std_name.to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
 /// The bytes of `input` (`-` is standard input).
 fn read_input(input: &Path) -> Result<Vec<u8>, Failure> {
     if input == Path::new("-") {
@@ -251,29 +276,43 @@ fn io_msg(e: &io::Error) -> String {
     }
 }
 
-/// Opens a filter file: `verified` checks every checksum and slot first.
+/// Opens a filter file, or reads one from standard input (`-`) into memory: `verified`
+/// checks every checksum and slot first.
 fn open(path: &Path, verified: bool) -> Result<MappedFilter, Failure> {
+    if is_std(path) {
+        let bytes: Arc<[u8]> = read_input(path)?.into();
+        let name = shown(path, "standard input");
+        let opened = MappedFilter::from_shared(Arc::clone(&bytes));
+        let opened = opened.and_then(|f| {
+            if verified {
+                f.verify().map(|()| f)
+            } else {
+                Ok(f)
+            }
+        });
+        return opened.map_err(|e| failure(&name, Some(&bytes), e));
+    }
     check_readable_file(path)?;
     let opened = if verified {
         MappedFilter::open(path)
     } else {
         MappedFilter::open_unverified(path)
     };
-    opened.map_err(|e| failure(path, e))
+    opened.map_err(|e| failure(&path.display().to_string(), read_head(path).as_deref(), e))
 }
 
-/// Sorts a library error into damage (exit 1) or anything else (exit 2), naming the bytes
-/// that are wrong where the error says which part of the file it is.
-fn failure(path: &Path, e: Error) -> Failure {
-    let p = path.display();
+/// Sorts a library error about the filter file named `p` (whose first bytes, if they could be
+/// read, are `head`) into damage (exit 1) or anything else (exit 2), naming the bytes that are
+/// wrong where the error says which part of the file it is.
+fn failure(p: &str, head: Option<&[u8]>, e: Error) -> Failure {
     match e {
         Error::Io(e) => Failure::Other(format!("{p}: {}", io_msg(&e))),
         Error::ChecksumMismatch { ref part, .. } => {
-            let at = where_is(path, part);
+            let at = where_is(head, part);
             Failure::Damaged(format!("{p}: {e}{at}"))
         }
         Error::Corrupt { ref field, .. } => {
-            let at = where_is(path, field);
+            let at = where_is(head, field);
             Failure::Damaged(format!("{p}: {e}{at}"))
         }
         Error::BadMagic { .. } => Failure::Damaged(format!("{p}: {e} (bytes 0..8)")),
@@ -286,8 +325,9 @@ fn failure(path: &Path, e: Error) -> Failure {
 }
 
 /// The bytes of the file that the part or field named by the decoder occupies, as
-/// ` (bytes a..b)`, or nothing if it cannot be told.
-fn where_is(path: &Path, part: &str) -> String {
+/// ` (bytes a..b)`, or nothing if it cannot be told. `head` is the file's first bytes (its
+/// header and level table), if they could be read.
+fn where_is(head: Option<&[u8]>, part: &str) -> String {
     let range = |(a, b): (u64, u64)| format!(" (bytes {a}..{b})");
     if part == "header" {
         return range((0, header::HEADER_LEN - 4)); // what header_crc covers
@@ -300,8 +340,7 @@ fn where_is(path: &Path, part: &str) -> String {
         // every message of this tool puts them.
         return format!(" (bytes {named}");
     }
-    let head = read_head(path);
-    let header = head.as_deref().and_then(Header::read);
+    let header = head.and_then(Header::read);
     if part == "level table" {
         return header.map_or_else(String::new, |h| range(h.level_table_range()));
     }
@@ -365,8 +404,22 @@ fn build(a: BuildArgs) -> Outcome {
         config = config.seed(seed);
     }
     let bad_config = |e: Error| Failure::Other(e.to_string());
+    let to_stdout = is_std(&a.output);
+    if to_stdout && io::stdout().is_terminal() {
+        return Err(Failure::Other(
+            "standard output is a terminal: not writing a binary filter to it (redirect it, or \
+             give -o a file)"
+                .into(),
+        ));
+    }
+    if !to_stdout && a.output.is_dir() {
+        return Err(Failure::Other(format!(
+            "{}: is a directory, not a file",
+            a.output.display()
+        )));
+    }
     let bar = progress(keys.len() as u64);
-    let written = |e: Error| Failure::Other(format!("{}: {e}", a.output.display()));
+    let written = |e: Error| write_failure(&a.output, e);
     let (distinct, bytes, fpr, layouts) = if a.growable {
         let mut chain = ScalableCuckooFilter::new(config).map_err(bad_config)?;
         // Each distinct key once. (`insert_unique` would skip a new key that is a false
@@ -381,7 +434,11 @@ fn build(a: BuildArgs) -> Outcome {
             tick(&bar, i);
         }
         bar.finish_and_clear();
-        chain.save(&a.output).map_err(written)?;
+        if to_stdout {
+            write_stdout(|w| chain.write_to(w)).map_err(written)?;
+        } else {
+            chain.save(&a.output).map_err(written)?;
+        }
         let layouts = (0..chain.levels())
             .filter_map(|k| chain.level(k))
             .map(|l| layout(l.encoding(), l.bucket_size(), l.fingerprint_bits()))
@@ -401,7 +458,11 @@ fn build(a: BuildArgs) -> Outcome {
         bar.set_message("placing the keys");
         let filter = builder.finish().map_err(bad_config)?;
         bar.finish_and_clear();
-        filter.save(&a.output).map_err(written)?;
+        if to_stdout {
+            write_stdout(|w| filter.write_to(w)).map_err(written)?;
+        } else {
+            filter.save(&a.output).map_err(written)?;
+        }
         let l = layout(
             filter.encoding(),
             filter.bucket_size(),
@@ -414,18 +475,22 @@ fn build(a: BuildArgs) -> Outcome {
             vec![l],
         )
     };
-    let file_len = std::fs::metadata(&a.output)
-        .map(|m| m.len())
-        .unwrap_or(bytes as u64);
+    let file_len = if to_stdout {
+        bytes as u64
+    } else {
+        std::fs::metadata(&a.output)
+            .map(|m| m.len())
+            .unwrap_or(bytes as u64)
+    };
     let bits = if distinct == 0 {
         0.0
     } else {
         file_len as f64 * 8.0 / distinct as f64
     };
-    out(format!(
+    let summary = format!(
         "wrote {}: {} keys ({distinct} distinct), {file_len} bytes, {bits:.2} bits/key, \
          expected FPR {}, {} ({:.2} s)\n",
-        a.output.display(),
+        shown(&a.output, "standard output"),
         keys.len(),
         percent(fpr),
         if layouts.len() == 1 {
@@ -434,7 +499,43 @@ fn build(a: BuildArgs) -> Outcome {
             format!("{} levels: {}", layouts.len(), layouts.join(", "))
         },
         started.elapsed().as_secs_f64()
-    ))
+    );
+    if to_stdout {
+        // Standard output holds the filter.
+        eprint!("{summary}");
+        Ok(())
+    } else {
+        out(summary)
+    }
+}
+
+/// Writes a filter to standard output through `write`, buffered, and flushes it.
+fn write_stdout(write: impl FnOnce(&mut dyn Write) -> cuckoo_sst::Result<()>) -> Result<(), Error> {
+    let mut w = io::BufWriter::with_capacity(1 << 20, io::stdout().lock());
+    write(&mut w)?;
+    w.flush()?;
+    Ok(())
+}
+
+/// The message for a filter that could not be written to `path` (`-`: standard output),
+/// naming `path`: the library's I/O errors say what failed, this says where.
+fn write_failure(path: &Path, e: Error) -> Failure {
+    let p = shown(path, "standard output");
+    let Error::Io(io) = e else {
+        // `NotDurable` says what happened after the file was replaced; the rest are not I/O.
+        return Failure::Other(format!("{p}: {e}"));
+    };
+    let why = match io.kind() {
+        io::ErrorKind::NotFound => "no such directory".to_string(),
+        io::ErrorKind::NotADirectory => "a part of the path is not a directory".to_string(),
+        io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        io::ErrorKind::IsADirectory => "is a directory, not a file".to_string(),
+        io::ErrorKind::ReadOnlyFilesystem => "read-only file system".to_string(),
+        io::ErrorKind::StorageFull => "no space left on the device".to_string(),
+        io::ErrorKind::BrokenPipe => "the reader closed the pipe".to_string(),
+        _ => io.to_string(),
+    };
+    Failure::Other(format!("{p}: cannot write the filter: {why}"))
 }
 
 /// A progress bar over `n` keys on a terminal; hidden when standard error is not one.
@@ -470,12 +571,16 @@ fn percent(rate: f64) -> String {
 
 fn info(a: InfoArgs) -> Outcome {
     let file = open(&a.file, false)?;
+    let name = shown(&a.file, "standard input");
     let h = Header::read(file.as_bytes())
-        .ok_or_else(|| Failure::Damaged(format!("{}: header unreadable", a.file.display())))?;
+        .ok_or_else(|| Failure::Damaged(format!("{name}: header unreadable")))?;
     let check = if a.no_verify {
         None
     } else {
-        Some(file.verify().map_err(|e| failure(&a.file, e)))
+        Some(
+            file.verify()
+                .map_err(|e| failure(&name, Some(file.as_bytes()), e)),
+        )
     };
     let checksums = match &check {
         None => "not checked (--no-verify)".to_string(),
@@ -488,7 +593,7 @@ fn info(a: InfoArgs) -> Outcome {
     let expected = whole.then(|| file.expected_fpr());
     if a.json {
         let v = json!({
-            "file": a.file.display().to_string(),
+            "file": name,
             "file_bytes": h.file_len,
             "version": h.version,
             "hash_scheme": h.hash,
@@ -524,12 +629,7 @@ fn info(a: InfoArgs) -> Outcome {
         out(format!("{v:#}\n"))?;
     } else {
         let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "file          {} ({} bytes)",
-            a.file.display(),
-            h.file_len
-        );
+        let _ = writeln!(s, "file          {name} ({} bytes)", h.file_len);
         let _ = writeln!(
             s,
             "format        cuckoo-sst version {}, hash scheme {}",
@@ -625,7 +725,7 @@ fn verify(a: VerifyArgs) -> Outcome {
     let file = open(&a.file, true)?;
     out(format!(
         "{}: ok — {} bytes, {} items in {} level{}, every checksum and slot checked\n",
-        a.file.display(),
+        shown(&a.file, "standard input"),
         file.size_in_bytes(),
         file.len(),
         file.levels(),
@@ -634,9 +734,15 @@ fn verify(a: VerifyArgs) -> Outcome {
 }
 
 fn query(a: QueryArgs) -> Outcome {
+    let keys_on_stdin = a.keys.is_empty() || (a.keys.len() == 1 && a.keys[0] == "-");
+    if is_std(&a.file) && keys_on_stdin {
+        return Err(Failure::Other(
+            "the filter is read from standard input, so the keys must be arguments".into(),
+        ));
+    }
     let file = open(&a.file, true)?;
     let stdin;
-    let keys: Vec<Cow<'_, [u8]>> = if a.keys.is_empty() || (a.keys.len() == 1 && a.keys[0] == "-") {
+    let keys: Vec<Cow<'_, [u8]>> = if keys_on_stdin {
         stdin = read_input(Path::new("-"))?;
         keys::parse(&stdin, a.format)
             .map_err(|e| Failure::Other(format!("standard input: {}", e.0)))?
@@ -725,7 +831,7 @@ fn bench(a: BenchArgs) -> Outcome {
          single lookups   {:>8.2} M/s  (`contains`, one key at a time)\n\
          batched lookups  {:>8.2} M/s  (`contains_batch_keys`, 4096 keys per call)\n\
          {} random 16-byte keys, {:.4} % answered present (expected FPR {})\n",
-        a.file.display(),
+        shown(&a.file, "standard input"),
         file.len(),
         file.size_in_bytes(),
         file.levels(),

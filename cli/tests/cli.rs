@@ -8,13 +8,24 @@ use std::process::{Command, Output, Stdio};
 
 struct Run {
     code: i32,
+    /// Standard output as text (lossy: a filter written to it is binary) …
     stdout: String,
+    /// … and as bytes.
+    stdout_bytes: Vec<u8>,
     stderr: String,
 }
 
+const BIN: &str = env!("CARGO_BIN_EXE_cuckoo-sst");
+
 fn run(args: &[&str], stdin: &[u8]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cuckoo-sst"))
+    run_in(Path::new("."), args, stdin)
+}
+
+/// [`run`] with `dir` as the working directory.
+fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Run {
+    let mut child = Command::new(BIN)
         .args(args)
+        .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -31,7 +42,8 @@ fn run(args: &[&str], stdin: &[u8]) -> Run {
     } = child.wait_with_output().unwrap();
     let r = Run {
         code: status.code().expect("exited, not killed by a signal"),
-        stdout: String::from_utf8(stdout).unwrap(),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stdout_bytes: stdout,
         stderr: String::from_utf8(stderr).unwrap(),
     };
     assert!(
@@ -153,6 +165,8 @@ fn a_damaged_copy_fails_verify_naming_the_damage() {
         (whole.len() / 2, "level 0 chunk"),
         (40, "header"),
         (3, "not a cuckoo-sst filter"),
+        // Version 2 ^ 0x10: a newer writer's file (checked before the header's checksum).
+        (8, "format version 18 is newer than this build reads"),
         (130, "level table"),
         (196, "checksum table"),
     ] {
@@ -237,8 +251,241 @@ fn bad_files_get_one_line_and_the_right_exit_code() {
     fails(
         &run(&["build", "-o", &nowhere], b"k\n"),
         2,
-        "no/such/dir/f.cuckoo",
+        &format!("{nowhere}: cannot write the filter: no such directory"),
     );
+}
+
+/// A filter that cannot be written is reported under the path the user gave, never under the
+/// temporary file beside it (`.f.cuckoo.XXXXXX.tmp`), which does not exist.
+#[test]
+fn an_output_that_cannot_be_written_is_named_as_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let nowhere = path(dir.path(), "no/such/dir/f.cuckoo");
+    let r = run(&["build", "-o", &nowhere], b"k\n");
+    fails(&r, 2, &nowhere);
+    assert!(!r.stderr.contains(".f.cuckoo."), "{}", r.stderr);
+    assert!(!r.stderr.contains("at path"), "{}", r.stderr);
+    // Into a directory, or below a file.
+    let d = dir.path().to_str().unwrap();
+    fails(
+        &run(&["build", "-o", d], b"k\n"),
+        2,
+        &format!("{d}: is a directory"),
+    );
+    let file = built(dir.path(), "f.cuckoo", 10, &[]);
+    let below = format!("{file}/g.cuckoo");
+    fails(
+        &run(&["build", "-o", &below], b"k\n"),
+        2,
+        &format!("{below}: cannot write the filter: a part of the path is not a directory"),
+    );
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["f.cuckoo"], "no temporary file left");
+}
+
+/// `-o -` writes the filter to standard output (the summary goes to standard error), the
+/// same bytes as a file gets; `info`, `verify`, `query` and `bench` read `-` from standard
+/// input, with the same answers and errors as for a file, named "standard input".
+#[test]
+fn dash_is_standard_output_for_build_and_standard_input_for_readers() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = lines(0..5000);
+    let r = run_in(dir.path(), &["build", "-o", "-"], &keys);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .starts_with("wrote standard output: 5000 keys (5000 distinct), "),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    assert!(
+        !dir.path().join("-").exists(),
+        "no file named '-' is written"
+    );
+    let filter = r.stdout_bytes;
+    let file = built(dir.path(), "f.cuckoo", 5000, &[]);
+    assert_eq!(
+        filter,
+        std::fs::read(&file).unwrap(),
+        "the bytes a file gets"
+    );
+    assert!(
+        r.stderr.contains(&format!("{} bytes", filter.len())),
+        "{}",
+        r.stderr
+    );
+
+    let verify = run(&["verify", "-"], &filter);
+    assert_eq!(verify.code, 0, "{}", verify.stderr);
+    assert!(
+        verify.stdout.starts_with("standard input: ok — "),
+        "{}",
+        verify.stdout
+    );
+    let info = run(&["info", "-"], &filter);
+    assert_eq!(info.code, 0, "{}", info.stderr);
+    assert!(
+        info.stdout.contains("file          standard input ("),
+        "{}",
+        info.stdout
+    );
+    assert!(
+        info.stdout.contains("items         5000"),
+        "{}",
+        info.stdout
+    );
+    let json = run(&["info", "-", "--json", "--no-verify"], &filter);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v["file"], "standard input");
+    assert_eq!(v["checksums"], "unchecked");
+    let query = run(&["query", "-", "user:17", "user:4999", "nobody"], &filter);
+    assert_eq!(query.code, 0, "{}", query.stderr);
+    assert_eq!(
+        query.stdout,
+        run(&["query", &file, "user:17", "user:4999", "nobody"], b"").stdout
+    );
+    assert!(
+        query.stdout.starts_with("present\npresent\n"),
+        "{}",
+        query.stdout
+    );
+    let bench = run(
+        &["bench", "-", "--seconds", "0.01", "--keys", "100"],
+        &filter,
+    );
+    assert_eq!(bench.code, 0, "{}", bench.stderr);
+    assert!(
+        bench.stdout.starts_with("standard input: 5000 items"),
+        "{}",
+        bench.stdout
+    );
+
+    // Both the filter and the keys cannot come from standard input.
+    fails(
+        &run(&["query", "-"], &filter),
+        2,
+        "the keys must be arguments",
+    );
+    fails(
+        &run(&["query", "-", "-"], &filter),
+        2,
+        "the keys must be arguments",
+    );
+    // Damaged, truncated and foreign input: exit 1, named, with the bytes where it can tell.
+    let mut damaged = filter.clone();
+    damaged[40] ^= 0x10;
+    let r = run(&["verify", "-"], &damaged);
+    fails(&r, 1, "standard input: filter file is damaged");
+    assert!(r.stderr.contains("the header"), "{}", r.stderr);
+    assert!(r.stderr.contains("(bytes 0..124)"), "{}", r.stderr);
+    let mut damaged = filter.clone();
+    let last = damaged.len() - 1;
+    damaged[last] ^= 1;
+    fails(&run(&["verify", "-"], &damaged), 1, "level 0 chunk");
+    let info = run(&["info", "-"], &damaged);
+    assert_eq!(info.code, 1);
+    assert!(info.stdout.contains("DAMAGED"), "{}", info.stdout);
+    fails(
+        &run(&["verify", "-"], &filter[..filter.len() - 1]),
+        1,
+        "standard input: filter file is truncated",
+    );
+    fails(
+        &run(&["info", "-"], b""),
+        1,
+        "standard input: filter file is truncated",
+    );
+    fails(
+        &run(
+            &["query", "-", "k"],
+            b"SQLite format 3\0 and then some more bytes",
+        ),
+        1,
+        "standard input: not a cuckoo-sst filter",
+    );
+}
+
+/// The check from the issue, as a user types it.
+#[test]
+fn a_filter_piped_to_a_file_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let status = Command::new("sh")
+        .args([
+            "-c",
+            r#"seq 1000 | "$0" build -o - > f && "$0" verify f"#,
+            BIN,
+        ])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(status.stdout).unwrap();
+    let stderr = String::from_utf8(status.stderr).unwrap();
+    assert!(status.status.success(), "{stderr}");
+    assert!(stdout.starts_with("f: ok — "), "{stdout}");
+    assert!(stdout.contains("1000 items in 1 level"), "{stdout}");
+    assert!(
+        stderr.starts_with("wrote standard output: 1000 keys"),
+        "{stderr}"
+    );
+}
+
+/// `build` under a given umask, in a child shell (the umask is the process's: a test cannot
+/// set it for itself without affecting the others); returns the file's mode.
+#[cfg(unix)]
+fn build_under_umask(dir: &Path, umask: &str, name: &str) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    let mut child = Command::new("sh")
+        .args([
+            "-c",
+            &format!(r#"umask {umask} && exec "$0" build -o {name}"#),
+            BIN,
+        ])
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&lines(0..100))
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::metadata(dir.join(name))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o7777
+}
+
+/// A new filter file gets 0666 less the umask, as any file the user creates (0644 under 022:
+/// readable by the engine's other users), and a replaced one keeps its mode.
+#[cfg(unix)]
+#[test]
+fn saved_files_get_the_users_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(build_under_umask(dir.path(), "022", "a.cuckoo"), 0o644);
+    assert_eq!(build_under_umask(dir.path(), "002", "b.cuckoo"), 0o664);
+    assert_eq!(build_under_umask(dir.path(), "077", "c.cuckoo"), 0o600);
+    for mode in [0o640, 0o604, 0o444] {
+        let a = dir.path().join("a.cuckoo");
+        std::fs::set_permissions(&a, std::fs::Permissions::from_mode(mode)).unwrap();
+        assert_eq!(build_under_umask(dir.path(), "022", "a.cuckoo"), mode);
+    }
 }
 
 #[test]

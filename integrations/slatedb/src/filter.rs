@@ -42,7 +42,7 @@ impl FilterBuilder for CuckooEntryBuilder {
         let keys = std::mem::replace(&mut self.keys, fresh);
         let added = keys.len();
         match keys.finish() {
-            Ok(filter) => Arc::new(CuckooSstFilter::new(filter)),
+            Ok(filter) => Arc::new(CuckooSstFilter::new(filter, Arc::clone(&self.counters))),
             Err(e) => {
                 self.counters.failed_builds.fetch_add(1, Ordering::Relaxed);
                 log::error!(
@@ -59,12 +59,15 @@ impl FilterBuilder for CuckooEntryBuilder {
 pub(crate) struct CuckooSstFilter {
     /// Shared, so that `clamp_allocated_size` (the table is exactly sized already) is free.
     filter: Arc<CuckooFilter>,
+    /// The policy's counters, where a failed `encode` is counted.
+    counters: Arc<Counters>,
 }
 
 impl CuckooSstFilter {
-    pub(crate) fn new(filter: CuckooFilter) -> CuckooSstFilter {
+    pub(crate) fn new(filter: CuckooFilter, counters: Arc<Counters>) -> CuckooSstFilter {
         CuckooSstFilter {
             filter: Arc::new(filter),
+            counters,
         }
     }
 }
@@ -82,8 +85,9 @@ impl Filter for CuckooSstFilter {
         // The file format (FORMAT.md), streamed. Writing to a `BufMut` fails only when it is
         // out of room (SlateDB writes to a growable buffer); whatever was written then does
         // not check out when read, so the table is read without its filter, never wrongly
-        // skipped.
+        // skipped. Counted, like a failed build.
         if let Err(e) = self.filter.write_to(writer.writer()) {
+            self.counters.failed_encodes.fetch_add(1, Ordering::Relaxed);
             log::error!("cuckoo-sst: writing a filter block failed ({e}); it will not check out");
         }
     }
@@ -95,6 +99,7 @@ impl Filter for CuckooSstFilter {
     fn clamp_allocated_size(&self) -> Arc<dyn Filter> {
         Arc::new(CuckooSstFilter {
             filter: Arc::clone(&self.filter),
+            counters: Arc::clone(&self.counters),
         })
     }
 }

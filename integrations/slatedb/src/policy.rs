@@ -65,6 +65,10 @@ const _: () = assert!(SIZE_LADDER[REFERENCE_RUNG] == BITS_REFERENCE_KEYS);
 ///   (never seen: the builder retries with other seeds and slightly larger tables), the table
 ///   gets an empty block, which reads back as "maybe" — counted in
 ///   [`failed_builds`](Self::failed_builds) and logged with `log::error!`.
+/// * **Encode**: the filter is written into the table's block in the crate's file format.
+///   Should the writer run out of room (SlateDB's buffers grow, so never seen), the partial
+///   block reads back as "maybe" — counted in [`failed_encodes`](Self::failed_encodes) and
+///   logged with `log::error!`.
 /// * **Decode**: the block is checked completely (header, every field, every checksum) and
 ///   copied into an owned filter. A block that fails any check becomes a filter that answers
 ///   "maybe" to every query, counted in [`damaged_filters`](Self::damaged_filters) and logged
@@ -117,6 +121,7 @@ impl Layout {
 pub(crate) struct Counters {
     pub(crate) damaged: AtomicU64,
     pub(crate) failed_builds: AtomicU64,
+    pub(crate) failed_encodes: AtomicU64,
 }
 
 impl Default for CuckooFilterPolicy {
@@ -315,6 +320,39 @@ impl CuckooFilterPolicy {
         self.counters.failed_builds.load(Ordering::Relaxed)
     }
 
+    /// How many filters of this policy could not be written into their table's block: the
+    /// writer SlateDB handed to `encode` ran out of room (never seen: SlateDB's buffers grow).
+    /// The block is then incomplete and reads back as "maybe" for every key, like a damaged
+    /// one. Each is also logged with `log::error!`.
+    ///
+    /// ```
+    /// use cuckoo_sst_slatedb::CuckooFilterPolicy;
+    /// use slatedb::bytes::Bytes;
+    /// use slatedb::filter_policy::FilterPolicy;
+    /// use slatedb::{RowEntry, ValueDeletable};
+    ///
+    /// let policy = CuckooFilterPolicy::new();
+    /// let mut builder = policy.builder();
+    /// builder.add_entry(&RowEntry {
+    ///     key: Bytes::from_static(b"k"),
+    ///     value: ValueDeletable::Tombstone,
+    ///     seq: 1,
+    ///     create_ts: None,
+    ///     expire_ts: None,
+    /// });
+    /// let filter = builder.build();
+    /// let mut room = [0u8; 100]; // a filter block takes more
+    /// filter.encode(&mut &mut room[..]);
+    /// assert_eq!(policy.failed_encodes(), 1);
+    /// let mut block = Vec::new();
+    /// filter.encode(&mut block);
+    /// assert_eq!(policy.failed_encodes(), 1);
+    /// assert_eq!(block.len(), filter.size());
+    /// ```
+    pub fn failed_encodes(&self) -> u64 {
+        self.counters.failed_encodes.load(Ordering::Relaxed)
+    }
+
     /// The estimated file size for `keys` keys: exact at the ladder's counts, linear between
     /// them and beyond the last (where the spare buckets' share only shrinks, so it errs high);
     /// within 1 % or one 64-byte cache line of the exact size (tested).
@@ -346,7 +384,7 @@ impl FilterPolicy for CuckooFilterPolicy {
 
     fn decode(&self, data: &[u8]) -> Arc<dyn Filter> {
         match CuckooFilter::from_bytes(data) {
-            Ok(filter) => Arc::new(CuckooSstFilter::new(filter)),
+            Ok(filter) => Arc::new(CuckooSstFilter::new(filter, Arc::clone(&self.counters))),
             Err(e) => {
                 self.counters.damaged.fetch_add(1, Ordering::Relaxed);
                 log::warn!(

@@ -216,6 +216,7 @@ async fn every_key_reads_back_after_flushes_a_compaction_a_reopen_and_in_a_reade
     assert_rate(check(db, &opened.probe, expected).await?);
     assert_eq!(opened.policy.damaged_filters(), 0);
     assert_eq!(opened.policy.failed_builds(), 0);
+    assert_eq!(opened.policy.failed_encodes(), 0);
     db.close().await?;
 
     // Reopened: the filters are decoded from the stored tables.

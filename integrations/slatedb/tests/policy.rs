@@ -227,6 +227,40 @@ fn every_truncation_decodes_to_always_maybe() {
     assert_eq!(policy.damaged_filters(), block.len() as u64);
 }
 
+/// A writer that runs out of room mid-block: the failure is counted and logged, and what was
+/// written reads back as "maybe" for every key (a filter decoded from it, or the same filter
+/// encoded again into room enough, loses none).
+#[test]
+fn a_failed_encode_is_counted_and_its_partial_block_rules_nothing_out() {
+    common::capture_logs();
+    let policy = CuckooFilterPolicy::new();
+    let n = 300;
+    let built = build(&policy, n);
+    let whole = encode(&*built);
+    assert_eq!(policy.failed_encodes(), 0);
+    for room in [0, 1, 100, whole.len() / 2, whole.len() - 1] {
+        let mut buf = vec![0u8; room];
+        let before = policy.failed_encodes();
+        built.encode(&mut &mut buf[..]);
+        assert_eq!(policy.failed_encodes(), before + 1, "room for {room} bytes");
+        assert_eq!(buf[..], whole[..room], "the block's first {room} bytes");
+        assert_all_maybe(&*policy.decode(&buf), n, &format!("{room} bytes of room"));
+    }
+    // A clamped copy counts into the same policy.
+    let mut buf = [0u8; 10];
+    built.clamp_allocated_size().encode(&mut &mut buf[..]);
+    assert_eq!(policy.failed_encodes(), 6);
+    assert_eq!(policy.failed_builds(), 0);
+    assert_eq!(encode(&*built), whole);
+    assert_eq!(policy.failed_encodes(), 6);
+    assert!(
+        common::logged()
+            .iter()
+            .any(|m| m.contains("writing a filter block failed")),
+        "failed encodes are logged"
+    );
+}
+
 #[test]
 fn trailing_bytes_lose_no_key() {
     let policy = CuckooFilterPolicy::new();
