@@ -12,9 +12,10 @@
 //!
 //! Groups: `absent/<n>` and `present/<n>` (lookups of keys not in / in the filter, 65 536 per
 //! iteration from a pool of 4 M, so the buckets touched are not the ones cached by the last
-//! iteration), `16-filters/1M` (one key against 16 filters), `chain-absent/<n>` (a growable
-//! filter of 1, 4 and 10 levels against one filter), `build/<n>` (from the keys to a filter,
-//! hashing included). Before each size the bench prints every contender's bits per key and
+//! iteration), `16-filters/1M` (one key against 16 filters), `grown-absent/<n>` (a growable
+//! filter grown from 1 000 keys to `n`, against a right-sized filter of the same keys and sile's
+//! `scalable_cuckoo_filter` grown the same way), `grow/1M` (inserting 1 M keys from 1 000, and
+//! into a right-sized filter), `build/<n>` (from the keys to a filter, hashing included). Before each size the bench prints every contender's bits per key and
 //! false-positive rate over the absent pool.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -249,13 +250,46 @@ fn many_filters(c: &mut Criterion) {
     g.finish();
 }
 
-/// A growable chain holding `n` keys in 1, 4 or 10 levels (growth factor 2), absent keys
-/// batched, against one filter of the same keys built by `FilterBuilder`.
-fn chains(c: &mut Criterion) {
+/// sile's `scalable_cuckoo_filter` (0.5: a chain of cuckoo filters, SipHash-1-3 over the key
+/// bytes as its users get it) grown from 1 000 keys at 1 %.
+type SileChain = scalable_cuckoo_filter::ScalableCuckooFilter<[u8; 16]>;
+
+/// A growable filter grown from 1 000 keys to `n` (the default configuration, 1 %), against a
+/// right-sized filter of the same keys (`FilterBuilder`) and sile's chain grown the same way:
+/// absent keys one at a time, and batched where the filter has a batch.
+fn grown(c: &mut Criterion) {
     for (size, n) in SIZES {
-        let single = sst(n, None);
+        let right = sst(n, None);
+        let mut grown = ScalableCuckooFilter::new(Config::new(1_000)).unwrap();
+        let mut sile = SileChain::new(1_000, 0.01);
+        for i in 0..n {
+            grown.insert(&key(i)).unwrap();
+            sile.insert(&key(i));
+        }
         let keys = pool(n, false);
-        let mut g = c.benchmark_group(format!("chain-absent/{size}"));
+        let rate = |f: &dyn Fn(&[u8; 16]) -> bool| {
+            keys.iter().filter(|k| f(k)).count() as f64 / POOL as f64
+        };
+        let bits = |bytes: f64| bytes * 8.0 / n as f64;
+        eprintln!("{size} grown from 1 000: bits/key · FPR · levels");
+        eprintln!(
+            "  right-sized: {:.2} · {:.3e}",
+            bits(right.size_in_bytes() as f64),
+            rate(&|k| right.contains(k))
+        );
+        eprintln!(
+            "  grown: {:.2} · {:.3e} (bound {:.3e}) · {}",
+            bits(grown.size_in_bytes() as f64),
+            rate(&|k| grown.contains(k)),
+            grown.expected_fpr(),
+            grown.levels()
+        );
+        eprintln!(
+            "  scalable_cuckoo_filter: {:.2} · {:.3e}",
+            bits(sile.bits() as f64 / 8.0),
+            rate(&|k| sile.contains(k))
+        );
+        let mut g = c.benchmark_group(format!("grown-absent/{size}"));
         g.throughput(Throughput::Elements(PROBES as u64));
         let at = Cell::new(0);
         let window = || {
@@ -263,48 +297,82 @@ fn chains(c: &mut Criterion) {
             &keys[at.get()..at.get() + PROBES]
         };
         let mut out = vec![false; PROBES];
-        g.bench_function(BenchmarkId::from_parameter("one-filter-batch"), |b| {
+        g.bench_function(BenchmarkId::from_parameter("right-sized"), |b| {
             b.iter(|| {
-                single.contains_batch_keys(black_box(window()), &mut out);
+                window()
+                    .iter()
+                    .filter(|k| right.contains(black_box(&k[..])))
+                    .count()
+            })
+        });
+        g.bench_function(BenchmarkId::from_parameter("right-sized-batch"), |b| {
+            b.iter(|| {
+                right.contains_batch_keys(black_box(window()), &mut out);
                 out.iter().filter(|&&x| x).count()
             })
         });
-        for levels in [1u32, 4, 10] {
-            let first = (n as f64 / (2f64.powi(levels as i32) - 1.0)).ceil() as usize;
-            let mut chain = ScalableCuckooFilter::new(Config::new(first)).unwrap();
-            for i in 0..n {
-                chain.insert(&key(i)).unwrap();
-            }
-            assert_eq!(chain.levels(), levels as usize);
-            eprintln!(
-                "{size} chain of {levels} levels: {:.2} bits/key, FPR bound {:.2e}",
-                chain.size_in_bytes() as f64 * 8.0 / n as f64,
-                chain.expected_fpr()
-            );
-            g.bench_function(
-                BenchmarkId::from_parameter(format!("{levels}-levels-batch")),
-                |b| {
-                    b.iter(|| {
-                        chain.contains_batch_keys(black_box(window()), &mut out);
-                        out.iter().filter(|&&x| x).count()
-                    })
-                },
-            );
-            g.bench_function(
-                BenchmarkId::from_parameter(format!("{levels}-levels")),
-                |b| {
-                    b.iter(|| {
-                        window()
-                            .iter()
-                            .filter(|k| chain.contains(black_box(&k[..])))
-                            .count()
-                    })
-                },
-            );
-        }
+        g.bench_function(BenchmarkId::from_parameter("grown"), |b| {
+            b.iter(|| {
+                window()
+                    .iter()
+                    .filter(|k| grown.contains(black_box(&k[..])))
+                    .count()
+            })
+        });
+        g.bench_function(BenchmarkId::from_parameter("grown-batch"), |b| {
+            b.iter(|| {
+                grown.contains_batch_keys(black_box(window()), &mut out);
+                out.iter().filter(|&&x| x).count()
+            })
+        });
+        g.bench_function(BenchmarkId::from_parameter("scalable_cuckoo_filter"), |b| {
+            b.iter(|| {
+                window()
+                    .iter()
+                    .filter(|&k| sile.contains(black_box(k)))
+                    .count()
+            })
+        });
         g.finish();
     }
 }
 
-criterion_group!(benches, lookups, many_filters, chains, build);
+/// Inserting 1 M keys: into a filter sized for them, into a growable filter from 1 000 keys,
+/// and into sile's chain from 1 000 keys.
+fn grow(c: &mut Criterion) {
+    let n = 1_000_000u64;
+    let mut g = c.benchmark_group("grow/1M");
+    g.throughput(Throughput::Elements(n));
+    g.sample_size(10);
+    g.bench_function(BenchmarkId::from_parameter("right-sized"), |b| {
+        b.iter(|| {
+            let mut f = CuckooFilter::new(Config::new(n as usize)).unwrap();
+            for i in 0..n {
+                f.insert(black_box(&key(i))).unwrap();
+            }
+            f.len()
+        })
+    });
+    g.bench_function(BenchmarkId::from_parameter("grown"), |b| {
+        b.iter(|| {
+            let mut f = ScalableCuckooFilter::new(Config::new(1_000)).unwrap();
+            for i in 0..n {
+                f.insert(black_box(&key(i))).unwrap();
+            }
+            f.len()
+        })
+    });
+    g.bench_function(BenchmarkId::from_parameter("scalable_cuckoo_filter"), |b| {
+        b.iter(|| {
+            let mut f = SileChain::new(1_000, 0.01);
+            for i in 0..n {
+                f.insert(black_box(&key(i)));
+            }
+            f.len()
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, lookups, many_filters, grown, grow, build);
 criterion_main!(benches);

@@ -228,11 +228,16 @@ impl ScalableCuckooFilter {
             return Ok(false);
         };
         let geo = level.geometry();
-        let Ok(grown) = geo.with_buckets(geo.num_buckets() + 1) else {
+        if geo.num_buckets() >= crate::table::MAX_BUCKETS {
             return Ok(false);
-        };
-        if !self.fits(k, grown.table_bytes()) {
-            return Ok(false);
+        }
+        if self.chain.max_bytes != 0 {
+            let Ok(grown) = geo.with_buckets(geo.num_buckets() + 1) else {
+                return Ok(false);
+            };
+            if !self.fits(k, grown.table_bytes()) {
+                return Ok(false);
+            }
         }
         let Some(Level::Stretch(level)) = self.levels.last_mut() else {
             return Ok(false);
@@ -263,7 +268,7 @@ impl ScalableCuckooFilter {
         let Some(Level::Stretch(level)) = self.levels.last() else {
             return Ok(false);
         };
-        if level.fpr_bound_after_insert() > level.target_fpr() {
+        if !level.room_for_one_more(level.target_fpr()) {
             return Ok(false);
         }
         loop {
@@ -418,7 +423,7 @@ impl ScalableCuckooFilter {
     /// let hashes: Vec<KeyHash> = (0..100u32).map(|i| KeyHash::of(&i.to_le_bytes())).collect();
     /// let mut out = vec![false; hashes.len()];
     /// f.contains_batch(&hashes, &mut out);
-    /// assert!(f.levels() > 1 && out.iter().all(|&found| found));
+    /// assert!(out.iter().all(|&found| found));
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn contains_batch(&self, hashes: &[KeyHash], out: &mut [bool]) {
@@ -525,7 +530,7 @@ impl ScalableCuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn len(&self) -> usize {
-        self.levels.iter().map(|l| l.len() as usize).sum()
+        crate::view::saturating_usize(self.levels.iter().map(Level::len).sum())
     }
 
     /// Whether the filter holds no items.
@@ -567,7 +572,8 @@ impl ScalableCuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn capacity(&self) -> usize {
-        self.levels.iter().map(|l| l.view().capacity()).sum()
+        let slots = self.levels.iter().map(|l| l.view().geo.slots()).sum();
+        crate::view::saturating_usize(slots)
     }
 
     /// The false-positive rate bound of the chain as it is: `1 − Π(1 − εₖ)` over its levels'
@@ -688,7 +694,7 @@ impl ScalableCuckooFilter {
     /// for i in 0..1000u32 {
     ///     g.insert(&i.to_le_bytes())?;
     /// }
-    /// assert!(g.contains(b"a") && g.levels() > f.levels());
+    /// assert!(g.contains(b"a") && g.capacity() > 10 * f.capacity());
     ///
     /// let single = CuckooFilter::with_capacity(10).to_bytes();
     /// assert!(matches!(ScalableCuckooFilter::from_bytes(&single), Err(Error::NotGrowable)));
@@ -731,7 +737,7 @@ impl ScalableCuckooFilter {
 /// what the core, a continuation bit and the marker need; a plain encoding rounds up to 8, 16
 /// or 32 bits. `None` past 32 bits.
 pub(crate) fn slot_width(b: u32, encoding: Encoding, share: f64) -> Option<u32> {
-    if !(share > 0.0) {
+    if share.is_nan() || share <= 0.0 {
         return None;
     }
     let rate = 2.0 * b as f64 * SPLIT_LOAD * (1.0 + 0.75 * DESIGN_DOUBLINGS) / share;

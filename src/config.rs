@@ -251,21 +251,24 @@ impl Config {
     }
 
     /// For a [`ScalableCuckooFilter`](crate::ScalableCuckooFilter): the most levels it may
-    /// grow to, at most [`MAX_LEVELS`] (0, the default: as many as the widest fingerprints
-    /// allow, up to [`MAX_LEVELS`]). An insert that would need one more returns
-    /// [`Error::Full`](crate::Error::Full).
+    /// have, at most [`MAX_LEVELS`] (0, the default: as many as the widest slots allow, up to
+    /// [`MAX_LEVELS`]). A level grows in place until its share of the false-positive target
+    /// is used (about a thousandfold), or until a key cannot be placed in it (its two buckets
+    /// full of copies of the key); an insert that would then need one more level returns
+    /// [`Error::Full`](crate::Error::Full) and changes nothing.
     ///
     /// ```
     /// use cuckoo_sst::{Config, Error, ScalableCuckooFilter};
-    /// let mut f = ScalableCuckooFilter::new(Config::new(100).max_levels(2))?;
-    /// let mut i = 0u32;
-    /// let err = loop {
-    ///     if let Err(e) = f.insert(&i.to_le_bytes()) { break e; }
-    ///     i += 1;
-    /// };
-    /// assert!(matches!(err, Error::Full));
-    /// assert_eq!(f.levels(), 2);
-    /// assert!((0..i).all(|k| f.contains(&k.to_le_bytes())));
+    /// let mut f = ScalableCuckooFilter::new(Config::new(100).max_levels(1))?;
+    /// for i in 0..10_000u32 {
+    ///     f.insert(&i.to_le_bytes())?; // grows in place
+    /// }
+    /// for _ in 0..8 {
+    ///     f.insert(b"twin")?; // its two buckets hold 8 copies
+    /// }
+    /// let before = f.clone();
+    /// assert!(matches!(f.insert(b"twin"), Err(Error::Full))); // a ninth needs a new level
+    /// assert_eq!((f.levels(), f), (1, before));
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn max_levels(mut self, levels: u32) -> Config {

@@ -211,13 +211,13 @@ pub(crate) mod stretch {
         /// The bucket an address string `a` maps to, and its address length: `a mod 2^K`,
         /// or `a mod 2^(K+1)` when that bucket has been split (is below `s`).
         #[inline(always)]
-        pub(crate) const fn bucket(&self, a: u64) -> (u64, u32) {
+        pub(crate) fn bucket(&self, a: u64) -> (u64, u32) {
             let lo = a & ((1 << self.k) - 1);
-            if lo < self.s {
-                (a & ((2 << self.k) - 1), self.k + 1)
-            } else {
-                (lo, self.k)
-            }
+            // Split or not is a coin toss for each key: a select, not a branch (which would
+            // mispredict, and a lookup takes two of them).
+            let split = lo < self.s;
+            let bit = (split as u64) << self.k;
+            (lo | (a & bit), self.k + split as u32)
         }
 
         /// The address length of bucket `j` (`K + 1` for split buckets and their images).
@@ -320,6 +320,29 @@ pub(crate) mod stretch {
     #[inline(always)]
     pub(crate) const fn matches(v: u32, q: u32) -> bool {
         v != 0 && (v ^ q) & !(v ^ v.wrapping_sub(1)) == 0
+    }
+
+    /// The bucket [`relocate`] would move entry `v` of bucket `j` (of address length `l`)
+    /// to, computed without the entry's new value (the search for a free slot only needs
+    /// where each entry could go).
+    #[inline(always)]
+    pub(crate) fn target(split: Split, slots: Slots, v: u32, j: u64, l: u32) -> Option<u64> {
+        let x = OFFSETS[(v >> (slots.l0 + 1)) as usize & ((1 << MAX_CORE_BITS) - 1)];
+        let a = (j ^ x) & ((1 << l) - 1);
+        let lo = a & ((1 << split.k) - 1);
+        if lo >= split.s {
+            return Some(lo);
+        }
+        if l > split.k {
+            return Some(a);
+        }
+        let field = v & slots.field_mask();
+        if field == slots.bare() {
+            return None;
+        }
+        // The other string's bit l: the entry's first continuation bit XOR the offset's.
+        let bit = ((field >> slots.l0) as u64 ^ (x >> l)) & 1;
+        Some(lo | bit << split.k)
     }
 
     /// Entry `v` of bucket `j` moved to its other bucket in a level of state `split`: the
@@ -536,6 +559,71 @@ mod tests {
         assert_eq!(alt_bucket(962, 123, m), 57);
         // The wrapping computation FORMAT.md warns about.
         assert_eq!(19u64.wrapping_sub(57) % m, 578);
+    }
+
+    /// FORMAT.md §2.2's worked example, number by number.
+    #[test]
+    fn format_md_stretch_worked_example() {
+        use stretch::*;
+        let h = seeded(KeyHash::of(b""), 0);
+        let split = Split::of(1000);
+        assert_eq!(split, Split { k: 9, s: 488 });
+        let slots = Slots {
+            core_bits: 5,
+            l0: 8,
+        };
+        assert_eq!(h >> 59, 1);
+        assert_eq!(offset(1), 0xD30B_0542_6513_3DD7);
+        assert_eq!(h ^ offset(1), 0xDD95_BBBD_7BAE_65D1);
+        let p = locate(split, slots, h);
+        assert_eq!((p.i1, p.l1, p.q1), (6, 10, 0x2D5));
+        assert_eq!((p.i2, p.l2, p.q2), (465, 10, 0x333));
+        assert!(matches(0x2D5, p.q1));
+        assert!(matches(0x2E0, p.q1));
+        assert!(!matches(0x240, p.q1));
+        assert_eq!(
+            (slots.len(0x2D5), slots.len(0x2E0), slots.len(0x240)),
+            (8, 3, 2)
+        );
+    }
+
+    /// Moving an entry to its other bucket and back gives the entry back (when no bit had to
+    /// be dropped), and the moved entry answers for the same keys in its new bucket: for every
+    /// split state of small levels, random keys, every continuation length.
+    #[test]
+    fn stretch_relocation_is_an_involution_and_keeps_the_answers() {
+        use stretch::*;
+        let mut rng = SplitMix64::new(41);
+        for m in 2..300u64 {
+            let split = Split::of(m);
+            for (c, l0) in [(4, 3), (5, 8), (8, 1)] {
+                let slots = Slots { core_bits: c, l0 };
+                for _ in 0..50 {
+                    let h = rng.next_u64();
+                    let p = locate(split, slots, h);
+                    assert_ne!(p.i1, p.i2);
+                    for keep in 0..=l0 {
+                        // The key's entry in i1 with `keep` continuation bits.
+                        let cut = l0 - keep;
+                        let v = (p.q1 >> (cut + 1) << (cut + 1)) | 1 << cut;
+                        assert!(matches(v, p.q1));
+                        let Some((j, w, dropped)) = relocate(split, slots, v, p.i1) else {
+                            assert_eq!(keep, 0, "only a bare entry cannot move");
+                            let l = split.address_len(p.i1);
+                            assert_eq!(target(split, slots, v, p.i1, l), None);
+                            continue;
+                        };
+                        assert_eq!(j, p.i2, "m={m} c={c} l0={l0}");
+                        let l = split.address_len(p.i1);
+                        assert_eq!(target(split, slots, v, p.i1, l), Some(j));
+                        assert!(matches(w, p.q2), "m={m} c={c} l0={l0} keep={keep}");
+                        if !dropped {
+                            assert_eq!(relocate(split, slots, w, j), Some((p.i1, v, false)));
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

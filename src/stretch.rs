@@ -16,6 +16,7 @@
 
 use crate::error::{Error, Result};
 use crate::hash::stretch::{self, PRECISION_SCALE, Slots};
+use crate::table::raw::Region;
 use crate::table::{Codec, Geometry, TableBuf, with_codec};
 use crate::view::FilterRef;
 
@@ -79,18 +80,21 @@ struct Node {
 const ROOT: u32 = u32::MAX;
 
 /// The buckets a search has reached: an open-addressing set of bucket numbers + 1 (0 marks a
-/// free cell), at most half full.
+/// free cell), at most half full; the cells a search filled are cleared after it, so a search
+/// costs what it reaches, not the set's size.
 #[derive(Clone, Debug, Default)]
 struct Seen {
     cells: Vec<u64>,
+    used: Vec<usize>,
 }
 
 impl Seen {
-    /// Empties the set and sizes it for `n` buckets.
-    fn reset(&mut self, n: usize) {
+    /// Makes room for `n` buckets (the set is empty between searches).
+    fn reserve(&mut self, n: usize) {
         let size = (2 * n + 2).next_power_of_two();
-        self.cells.clear();
-        self.cells.resize(size, 0);
+        if self.cells.len() < size {
+            self.cells.resize(size, 0);
+        }
     }
 
     /// Adds `bucket`; false if it was there already (or the set is full, which a search within
@@ -102,6 +106,7 @@ impl Seen {
             match self.cells[at] {
                 0 => {
                     self.cells[at] = bucket + 1;
+                    self.used.push(at);
                     return true;
                 }
                 c if c == bucket + 1 => return false,
@@ -109,6 +114,13 @@ impl Seen {
             }
         }
         false
+    }
+
+    /// Empties the set.
+    fn clear(&mut self) {
+        for at in self.used.drain(..) {
+            self.cells[at] = 0;
+        }
     }
 }
 
@@ -211,14 +223,15 @@ impl StretchLevel {
         fpr_bound(self.geo.core_bits(), self.precision)
     }
 
-    /// The bound [`fpr_bound`](Self::fpr_bound) would be with one more entry of the least
-    /// precision a new key gets (its bucket's address length `K` plus every continuation bit).
-    pub(crate) fn fpr_bound_after_insert(&self) -> f64 {
+    /// Whether one more entry of the least precision a new key gets (its bucket's address
+    /// length `K` plus every continuation bit) keeps the level's bound within `share`: an
+    /// integer comparison of the precision sum with the share's.
+    pub(crate) fn room_for_one_more(&self, share: f64) -> bool {
         let k = self.geo.split().k;
-        fpr_bound(
-            self.geo.core_bits(),
-            self.precision + weight(k + self.slots().l0),
-        )
+        let after = self.precision.saturating_add(weight(k + self.slots().l0));
+        // bound = precision · 2^(1 − c − 60) ≤ share  ⟺  precision ≤ share · 2^(59 + c).
+        (after as f64)
+            <= share * 2f64.powi(PRECISION_SCALE as i32 + self.geo.core_bits() as i32 - 1)
     }
 
     /// Inserts the key with seeded hash `h`, moving entries along the shortest path to a free
@@ -234,11 +247,18 @@ impl StretchLevel {
         let (split, slots) = (self.geo.split(), self.slots());
         let p = stretch::locate(split, slots, h);
         let t = self.table.bytes_mut();
+        // A split bucket first: unsplit ones carry twice the demand (their address covers
+        // twice the hashes), so their free slots are the scarce ones.
+        let (first, second) = if p.l2 > p.l1 {
+            ((p.i2, p.q2, p.l2), (p.i1, p.q1, p.l1))
+        } else {
+            ((p.i1, p.q1, p.l1), (p.i2, p.q2, p.l2))
+        };
         let placed = with_codec!(self.geo.layout(), c => {
-            if c.try_put(t, p.i1, p.i1, p.q1) {
-                Some(p.l1)
-            } else if c.try_put(t, p.i2, p.i2, p.q2) {
-                Some(p.l2)
+            if c.try_put(t, first.0, first.0, first.1) {
+                Some(first.2)
+            } else if c.try_put(t, second.0, second.0, second.1) {
+                Some(second.2)
             } else {
                 None
             }
@@ -256,55 +276,23 @@ impl StretchLevel {
     /// The search of [`insert_seeded`](Self::insert_seeded); returns what the precision sum
     /// gains (the new entry's weight, and what moves that dropped a continuation bit add).
     fn place_by_search(&mut self, roots: [(u64, u32, u32); 2], budget: u32) -> Result<u64> {
-        let (split, slots) = (self.geo.split(), self.slots());
-        let layout = self.geo.layout();
-        let budget = budget.max(2) as usize;
         let mut nodes = std::mem::take(&mut self.search);
-        nodes.clear();
         let mut seen = std::mem::take(&mut self.seen);
-        seen.reset(budget);
-        for (bucket, value, _) in roots {
-            seen.insert(bucket);
-            nodes.push(Node {
-                bucket,
-                parent: ROOT,
-                value,
-            });
-        }
-        let t = self.table.bytes();
-        let b = self.geo.bucket_size() as usize;
-        let mut found = None;
-        let mut head = 0;
-        'search: while head < nodes.len() && nodes.len() < budget {
-            let node = nodes[head];
-            let entries = with_codec!(layout, c => c.read(t, node.bucket));
-            for &v in &entries[..b] {
-                let Some((target, _, _)) = stretch::relocate(split, slots, v, node.bucket) else {
-                    continue;
-                };
-                // Each bucket once: a path then visits a bucket once (so its moves do not
-                // interfere), and the budget goes to buckets not yet seen.
-                if !seen.insert(target) {
-                    continue;
-                }
-                nodes.push(Node {
-                    bucket: target,
-                    parent: head as u32,
-                    value: v,
-                });
-                let free = with_codec!(layout, c => c.read(t, target)[..b].contains(&0));
-                if free {
-                    found = Some(nodes.len() - 1);
-                    break 'search;
-                }
-            }
-            head += 1;
-        }
+        let found = with_codec!(self.geo.layout(), c => search(
+            &c,
+            &self.geo,
+            self.table.bytes(),
+            roots,
+            budget.max(2) as usize,
+            &mut nodes,
+            &mut seen,
+        ));
         let result = match found {
             Some(at) => Ok(self.apply_path(&nodes, at)),
             None => Err(Error::Full),
         };
         self.search = nodes;
+        seen.clear();
         self.seen = seen;
         result
     }
@@ -463,6 +451,67 @@ impl StretchLevel {
 pub(crate) struct Unsplit {
     bucket: crate::table::codec::Slots,
     entries: u64,
+}
+
+/// Breadth-first search from the key's two (full) buckets for a bucket with a free slot,
+/// examining at most `budget` buckets, each once; the index in `nodes` of the node whose bucket
+/// has room. A loop monomorphic in the codec.
+fn search<C: Codec>(
+    c: &C,
+    geo: &Geometry,
+    t: &[u8],
+    roots: [(u64, u32, u32); 2],
+    budget: usize,
+    nodes: &mut Vec<Node>,
+    seen: &mut Seen,
+) -> Option<usize> {
+    let (Some(slots), Some(region)) = (geo.stretch_slots(), Region::new(t, geo)) else {
+        return None;
+    };
+    let split = geo.split();
+    let b = geo.bucket_size() as usize;
+    nodes.clear();
+    seen.reserve(budget);
+    for (bucket, value, _) in roots {
+        seen.insert(bucket);
+        nodes.push(Node {
+            bucket,
+            parent: ROOT,
+            value,
+        });
+    }
+    let mut head = 0;
+    while head < nodes.len() && nodes.len() < budget {
+        let node = nodes[head];
+        let entries = c.read(t, node.bucket);
+        let l = split.address_len(node.bucket);
+        for &v in &entries[..b] {
+            let Some(target) = stretch::target(split, slots, v, node.bucket, l) else {
+                continue;
+            };
+            // A bucket with room ends the search (it is not on the path: only full buckets are
+            // expanded).
+            if c.count_in(region, target, 0) > 0 {
+                nodes.push(Node {
+                    bucket: target,
+                    parent: head as u32,
+                    value: v,
+                });
+                return Some(nodes.len() - 1);
+            }
+            // Each full bucket once: a path then visits a bucket once (so its moves do not
+            // interfere), and the budget goes to buckets not yet seen.
+            if seen.insert(target) {
+                nodes.push(Node {
+                    bucket: target,
+                    parent: head as u32,
+                    value: v,
+                });
+            }
+        }
+        head += 1;
+    }
+    None
 }
 
 /// A stretch level's counts, as persisted (FORMAT.md §5.1).

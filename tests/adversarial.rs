@@ -68,21 +68,6 @@ impl Table {
             f: view.fingerprint_bits(),
         }
     }
-
-    /// `n` distinct key hashes that all land on `(i1, fp)`, crafted by inverting the mixing:
-    /// what an adversary who picks `KeyHash::from_u64` values (or finds keys for them) gets.
-    fn crafted(&self, i1: u64, fp: u32, n: usize) -> Vec<KeyHash> {
-        let hi = (i1 << 32).div_ceil(self.m);
-        let lo = ((fp as u64 - 1) << 32).div_ceil((1u64 << self.f) - 1);
-        let v: Vec<KeyHash> = (0..n as u64)
-            .map(|k| KeyHash::from_u64(fmix64_inverse(hi << 32 | (lo + k)) ^ self.seed))
-            .collect();
-        for h in &v {
-            let (a, b, _) = self.place(h.to_u64());
-            assert_eq!((a, b), (i1, fp), "{self:?}");
-        }
-        v
-    }
 }
 
 /// Key `n` of family `tag`.

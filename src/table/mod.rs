@@ -288,13 +288,39 @@ impl Geometry {
 
     /// The same level with `num_buckets` buckets (a stretch level growing or shrinking).
     pub(crate) fn with_buckets(&self, num_buckets: u64) -> Result<Geometry> {
-        Geometry::stretch(
-            num_buckets,
-            self.bucket_size,
-            self.fp_bits,
-            self.encoding,
-            self.core_bits,
-        )
+        if !(2..=MAX_BUCKETS).contains(&num_buckets) || self.core_bits == 0 {
+            return Geometry::stretch(
+                num_buckets,
+                self.bucket_size,
+                self.fp_bits,
+                self.encoding,
+                self.core_bits,
+            );
+        }
+        // Only the count and the lengths change (no u64 overflow below 2^32 buckets; a length
+        // past usize goes the checked way, which refuses it).
+        let used = (num_buckets * self.bucket_bits).div_ceil(8);
+        let slack = if self.encoding == Encoding::Plain {
+            0
+        } else {
+            PACKED_SLACK as u64
+        };
+        let table = (used + slack).next_multiple_of(CACHE_LINE as u64);
+        match (usize::try_from(used), usize::try_from(table)) {
+            (Ok(used_bytes), Ok(table_bytes)) => Ok(Geometry {
+                num_buckets,
+                used_bytes,
+                table_bytes,
+                ..*self
+            }),
+            _ => Geometry::stretch(
+                num_buckets,
+                self.bucket_size,
+                self.fp_bits,
+                self.encoding,
+                self.core_bits,
+            ),
+        }
     }
 
     /// The slot layout of a stretch level, or `None` for a classic one.
@@ -597,6 +623,96 @@ mod tests {
             assert_eq!(scan(&g, buf.bytes()), Ok(occupied), "{e:?} b={b} f={f}");
             // Nothing was written past the buckets.
             assert!(buf.bytes()[g.used_bytes()..].iter().all(|&x| x == 0));
+        }
+    }
+
+    /// The stretch probe of every layout (the semi-sorted codecs' SWAR one included) against
+    /// the slot-by-slot model: random buckets of valid entries, queries that some of them
+    /// answer, down to the last bucket of an odd-sized region.
+    #[test]
+    fn stretch_probes_agree_with_the_model_in_every_layout() {
+        use crate::hash::stretch::matches;
+        let mut rng = SplitMix64::new(13);
+        for (e, b, w) in all_layouts() {
+            for c in [4u32, 5, 8] {
+                if w < c + 2 {
+                    continue;
+                }
+                let l0 = w - 1 - c;
+                let m = 15;
+                let g = Geometry::stretch(m, b, w, e, c).unwrap();
+                let mut buf = TableBuf::zeroed(g.table_bytes()).unwrap();
+                let query = |rng: &mut SplitMix64| -> u32 {
+                    let core = rng.below(1 << c) as u32;
+                    let cont = (rng.next_u64() as u32) & ((1u32 << l0) - 1);
+                    core << (l0 + 1) | cont << 1 | 1
+                };
+                let qs: Vec<u32> = (0..8).map(|_| query(&mut rng)).collect();
+                for i in 0..m {
+                    let mut slots = [0u32; 8];
+                    for v in slots[..b as usize].iter_mut() {
+                        *v = match rng.below(4) {
+                            0 => 0,
+                            _ => {
+                                // An entry of a query, cut to a random length, or a random one.
+                                let q = if rng.below(2) == 0 {
+                                    qs[rng.below(8) as usize]
+                                } else {
+                                    query(&mut rng)
+                                };
+                                let cut = rng.below(l0 as u64 + 1) as u32;
+                                (q >> (cut + 1) << (cut + 1)) | 1 << cut
+                            }
+                        };
+                    }
+                    with_codec!(g.layout(), cd => cd.store_all(buf.bytes_mut(), i, &slots));
+                }
+                let r = raw::Region::new(buf.bytes(), &g).unwrap();
+                for i in 0..m {
+                    let stored = g.layout().read(buf.bytes(), i);
+                    for &q in &qs {
+                        let want = stored[..b as usize]
+                            .iter()
+                            .filter(|&&v| matches(v, q))
+                            .count() as u32;
+                        let j = (i + 7) % m;
+                        let other = g.layout().read(buf.bytes(), j)[..b as usize]
+                            .iter()
+                            .filter(|&&v| matches(v, q ^ 2))
+                            .count() as u32;
+                        with_codec!(g.layout(), cd => {
+                            assert_eq!(cd.count_prefix_in(r, i, q), want, "{e:?} b={b} w={w} c={c} bucket {i}");
+                            assert_eq!(
+                                cd.contains_prefix(r, i, q, j, q ^ 2),
+                                want + other > 0,
+                                "{e:?} b={b} w={w} c={c} buckets {i}, {j}"
+                            );
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// A stretch geometry grown or shrunk a bucket at a time is the one made from scratch, in
+    /// every layout, across odd and even counts, up to 2^32 buckets; past it, an error.
+    #[test]
+    fn stretch_geometries_resize_exactly() {
+        for (e, b, w) in all_layouts() {
+            let c = 4;
+            if w < c + 2 {
+                continue;
+            }
+            let g = Geometry::stretch(2, b, w, e, c).unwrap();
+            for m in (2..300).chain([MAX_BUCKETS - 1, MAX_BUCKETS]) {
+                assert_eq!(
+                    g.with_buckets(m).unwrap(),
+                    Geometry::stretch(m, b, w, e, c).unwrap(),
+                    "{e:?} b={b} w={w} m={m}"
+                );
+            }
+            assert!(g.with_buckets(MAX_BUCKETS + 1).is_err());
+            assert!(g.with_buckets(1).is_err());
         }
     }
 
