@@ -906,6 +906,15 @@ fn stretch_cases() -> Vec<(&'static str, Patch, &'static str)> {
             "Corrupt(level 1 core_bits)",
         ),
         (
+            // Step 6.3 (encoding) comes before step 6.4 (the core's range).
+            "core_bits 9 and encoding 7: encoding first",
+            |b| {
+                b[desc(1) + 51] = 9;
+                b[desc(1) + 50] = 7;
+            },
+            "Corrupt(level 1 encoding)",
+        ),
+        (
             "bucket_size 16",
             |b| b[desc(1) + 48] = 16,
             "Corrupt(level 1 bucket_size)",
