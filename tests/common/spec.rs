@@ -142,7 +142,8 @@ pub fn read_unverified(file: &[u8]) -> Result<File<'_>, String> {
         }
         return Err(format!("Truncated(128, {n})"));
     }
-    // Step 2.
+    // Step 2. (FORMAT.md does not say whether a version-3 file must hold a stretch level;
+    // §7 has no such check, so this reader accepts one without — reported.)
     let version = u32_at(file, 8);
     if version > NEWEST {
         return Err(format!("UnsupportedVersion({version}, {NEWEST})"));
@@ -648,7 +649,10 @@ impl Split {
     }
 
     /// The address length of bucket `i`: `K + 1` for split buckets (below `s`) and their
-    /// images (from `2^K`), else `K`.
+    /// images (from `2^K`), else `K`. FORMAT.md does not say this outright: §3.4 and §5.1
+    /// need "the address length of the bucket holding v", and §2.2 defines `ℓ` only as what
+    /// `bucket(a)` returns for an address string; this follows from `bucket` (reported with a
+    /// wording).
     pub fn address_length(&self, i: u64) -> u64 {
         if i < self.s || i >= 1 << self.k {
             self.k as u64 + 1
