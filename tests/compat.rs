@@ -1,7 +1,9 @@
 //! The compatibility promise (README "Compatibility", FORMAT.md §9, CHANGELOG.md), file by
 //! file: this build reads every file version the crate has written — single filters and
 //! growable chains — through every reader, with the answers they gave when they were written;
-//! it writes version 2; and it refuses a version newer than it knows, by name.
+//! it writes version 3 for a file with a stretch level (every chain it creates, and an older
+//! chain once it has grown) and version 2 for every other; and it refuses a version newer than
+//! it knows, by name.
 //!
 //! The golden files in `tests/data/` were written by the crate itself, each by the writer of
 //! its version, and are never rewritten: a new version adds files beside them.
@@ -13,21 +15,32 @@
 //!   commit 8cf8f1d, the parent of eec0cc4 which introduced version 2) with the program of
 //!   [`write_golden_chain`]: `ScalableCuckooFilter::new(Config::new(16).seed(42))`, then
 //!   `insert` of `key-0` … `key-199`: 4 levels.
-//! - `golden-v2-chain.cksst`: the same program run by the version-2 writer (this crate's
-//!   [`write_golden_chain`], whose output was copied here).
+//! - `golden-v2-chain.cksst`: the same program run by the version-2 writer (the crate at
+//!   commit 05ebb53, which added this file, before stretch levels). This build still writes
+//!   that chain's bytes when it reads either file and saves it unchanged, but it no longer
+//!   makes classic levels: [`write_golden_chain`] now makes a stretch chain, written as
+//!   version 3.
+//! - `golden-v3-chain.cksst`: a chain of two stretch levels written by the version-3 writer
+//!   (this build; the program is `golden_v3_chain` in `tests/format.rs`, which pins its
+//!   bytes): `Config::new(1).false_positive_rate(0.1).seed(42)`, `key-0` … `key-499`, eight
+//!   copies of `hot` (the eighth starts the second level), `key-500` … `key-699`. There is
+//!   no version-3 single filter: single filters are still written as version 2.
 
 mod common;
 
+use common::spec;
 use cuckoo_sst::{CuckooFilter, Error, FilterRef, MappedFilter, ScalableCuckooFilter};
 
 const SINGLE_V1: &[u8] = include_bytes!("data/golden-v1.cksst");
 const SINGLE_V2: &[u8] = include_bytes!("data/golden-v2.cksst");
 const CHAIN_V1: &[u8] = include_bytes!("data/golden-v1-chain.cksst");
 const CHAIN_V2: &[u8] = include_bytes!("data/golden-v2-chain.cksst");
+const CHAIN_V3: &[u8] = include_bytes!("data/golden-v3-chain.cksst");
 
 /// A golden file: its bytes, the version it says, whether it is a chain, how many levels and
-/// keys (`key-0` … `key-{n-1}`) it holds, and which of `other-0` … `other-{probes-1}` (never
-/// inserted) it answered "maybe" for when it was written.
+/// keys (`key-0` … `key-{n-1}`) it holds, how many keys its `len()` counts (more when a key
+/// was inserted more than once), and which of `other-0` … `other-{probes-1}` (never inserted)
+/// it answered "maybe" for when it was written.
 struct Golden {
     name: &'static str,
     bytes: &'static [u8],
@@ -35,6 +48,7 @@ struct Golden {
     chain: bool,
     levels: usize,
     keys: usize,
+    len: usize,
     probes: u32,
     false_positives: &'static [u32],
 }
@@ -44,7 +58,7 @@ const SINGLE_FALSE_POSITIVES: &[u32] = &[
     968,
 ];
 
-fn goldens() -> [Golden; 4] {
+fn goldens() -> [Golden; 5] {
     [
         Golden {
             name: "golden-v1.cksst",
@@ -53,6 +67,7 @@ fn goldens() -> [Golden; 4] {
             chain: false,
             levels: 1,
             keys: 50,
+            len: 50,
             probes: 1000,
             false_positives: SINGLE_FALSE_POSITIVES,
         },
@@ -63,6 +78,7 @@ fn goldens() -> [Golden; 4] {
             chain: false,
             levels: 1,
             keys: 50,
+            len: 50,
             probes: 1000,
             false_positives: SINGLE_FALSE_POSITIVES,
         },
@@ -73,6 +89,7 @@ fn goldens() -> [Golden; 4] {
             chain: true,
             levels: 4,
             keys: 200,
+            len: 200,
             probes: 20_000,
             false_positives: CHAIN_FALSE_POSITIVES,
         },
@@ -83,8 +100,20 @@ fn goldens() -> [Golden; 4] {
             chain: true,
             levels: 4,
             keys: 200,
+            len: 200,
             probes: 20_000,
             false_positives: CHAIN_FALSE_POSITIVES,
+        },
+        Golden {
+            name: "golden-v3-chain.cksst",
+            bytes: CHAIN_V3,
+            version: 3,
+            chain: true,
+            levels: 2,
+            keys: 700,
+            len: 708, // and eight copies of `hot`
+            probes: 2000,
+            false_positives: CHAIN_V3_FALSE_POSITIVES,
         },
     ]
 }
@@ -135,7 +164,7 @@ fn every_version_written_is_read_with_its_answers() {
         for (how, m) in readers {
             let what = format!("{} through MappedFilter::{how}", g.name);
             assert_eq!(m.levels(), g.levels, "{what}");
-            assert_eq!(m.len(), g.keys, "{what}");
+            assert_eq!(m.len(), g.len, "{what}");
             all_keys_present(&g, |k| m.contains(k));
             assert_eq!(
                 false_positives(g.probes, |k| m.contains(k)),
@@ -147,7 +176,7 @@ fn every_version_written_is_read_with_its_answers() {
         }
         if g.chain {
             let f = ScalableCuckooFilter::from_bytes(g.bytes).unwrap();
-            assert_eq!((f.levels(), f.len()), (g.levels, g.keys), "{}", g.name);
+            assert_eq!((f.levels(), f.len()), (g.levels, g.len), "{}", g.name);
             all_keys_present(&g, |k| f.contains(k));
             assert_eq!(
                 false_positives(g.probes, |k| f.contains(k)),
@@ -192,10 +221,11 @@ fn the_two_chain_files_hold_the_same_filter() {
     assert_eq!(common::to_v1(SINGLE_V2), SINGLE_V1);
 }
 
-/// A chain read from an older version's file grows on, and what it writes then is the
-/// version this build writes, holding every key.
+/// A chain read from an older version's file grows on: its classic levels stay as they were,
+/// byte for byte, stretch levels are added after them (FORMAT.md §8), and what it writes
+/// then is version 3, holding every key.
 #[test]
-fn an_old_chain_grows_on_and_is_written_in_the_current_version() {
+fn an_old_chain_grows_on_with_stretch_levels_and_is_written_as_version_3() {
     for bytes in [CHAIN_V1, CHAIN_V2] {
         let mut f = ScalableCuckooFilter::from_bytes(bytes).unwrap();
         for i in 200..2000 {
@@ -203,17 +233,30 @@ fn an_old_chain_grows_on_and_is_written_in_the_current_version() {
         }
         assert!(f.levels() > 4, "{} levels", f.levels());
         let written = f.to_bytes();
-        assert_eq!(version_of(&written), 2);
+        assert_eq!(version_of(&written), 3);
+        let (old, new) = (spec::read(bytes).unwrap(), spec::read(&written).unwrap());
+        for (k, level) in new.levels.iter().enumerate() {
+            match old.levels.get(k) {
+                Some(was) => {
+                    assert_eq!(level.core_bits, 0, "level {k} is classic");
+                    assert_eq!(level.region, was.region, "level {k} unchanged");
+                }
+                None => assert_eq!(level.core_bits, 5, "level {k} is a stretch level"),
+            }
+        }
         let back = ScalableCuckooFilter::from_bytes(&written).unwrap();
         assert_eq!(back.len(), 2000);
         assert!((0..2000).all(|i| back.contains(format!("key-{i}").as_bytes())));
     }
 }
 
-/// This build writes version 2, single filters and chains alike, and offers no way to write
-/// another: a reader that knows only version 1 cannot read what it writes.
+/// This build writes version 3 for a file with a stretch level and version 2 for any other,
+/// and offers no way to write another: single filters and chains of classic levels (read from
+/// version-1 and -2 files) are version 2 — the version-2 golden files' bytes — so a reader
+/// that knows only versions 1 and 2 reads them; every chain it creates has a stretch level,
+/// from its first insert on (even empty), and is version 3.
 #[test]
-fn the_writer_writes_version_2() {
+fn the_writer_writes_version_2_without_a_stretch_level_and_3_with_one() {
     let single = CuckooFilter::from_bytes(SINGLE_V1).unwrap();
     assert_eq!(version_of(&single.to_bytes()), 2);
     assert_eq!(
@@ -221,14 +264,37 @@ fn the_writer_writes_version_2() {
         SINGLE_V2,
         "a v1 file read and written again is v2"
     );
-    let chain = ScalableCuckooFilter::from_bytes(CHAIN_V1).unwrap();
-    assert_eq!(version_of(&chain.to_bytes()), 2);
+    let classic = ScalableCuckooFilter::from_bytes(CHAIN_V1).unwrap();
+    assert_eq!(
+        classic.to_bytes(),
+        CHAIN_V2,
+        "a v1 chain read and written again is the v2 chain"
+    );
+    let created = ScalableCuckooFilter::new(cuckoo_sst::Config::new(16).seed(42)).unwrap();
+    assert_eq!(version_of(&created.to_bytes()), 3);
+    let stretch = ScalableCuckooFilter::from_bytes(CHAIN_V3).unwrap();
+    assert_eq!(stretch.to_bytes(), CHAIN_V3);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("saved");
-    single.save(&path).unwrap();
-    assert_eq!(version_of(&std::fs::read(&path).unwrap()), 2);
-    chain.save(&path).unwrap();
-    assert_eq!(version_of(&std::fs::read(&path).unwrap()), 2);
+    for (what, save, version) in [
+        (
+            "single",
+            &|p: &std::path::Path| single.save(p) as Result<(), Error>,
+            2,
+        ),
+        ("classic chain", &|p: &std::path::Path| classic.save(p), 2),
+        ("created chain", &|p: &std::path::Path| created.save(p), 3),
+        ("stretch chain", &|p: &std::path::Path| stretch.save(p), 3),
+    ]
+        as [(&str, &dyn Fn(&std::path::Path) -> Result<(), Error>, u32); 4]
+    {
+        save(&path).unwrap();
+        assert_eq!(
+            version_of(&std::fs::read(&path).unwrap()),
+            version,
+            "{what}"
+        );
+    }
 }
 
 /// A file of a version newer than this build knows is refused by every reader, with an error
@@ -236,7 +302,7 @@ fn the_writer_writes_version_2() {
 #[test]
 fn a_newer_version_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
-    for (bytes, chain) in [(SINGLE_V2, false), (CHAIN_V2, true)] {
+    for (bytes, chain) in [(SINGLE_V2, false), (CHAIN_V2, true), (CHAIN_V3, true)] {
         let mut newer = bytes.to_vec();
         newer[8..12].copy_from_slice(&1000u32.to_le_bytes());
         common::resign(&mut newer);
@@ -249,7 +315,7 @@ fn a_newer_version_is_refused_by_name() {
                     supported,
                 },
             ) => {
-                assert!(supported >= 2, "{how}: {supported}");
+                assert!(supported >= 3, "{how}: {supported}");
                 let text = e.to_string();
                 assert!(
                     text.contains("version 1000") && text.contains(&format!("up to {supported}")),
@@ -277,8 +343,9 @@ fn a_newer_version_is_refused_by_name() {
     }
 }
 
-/// The program that wrote the chain golden files (run by each version's writer; see the
-/// module docs), writing to cargo's scratch directory for tests, never over a golden file:
+/// The program that wrote the version-1 and -2 chain golden files (run by each version's
+/// writer; see the module docs; this build's writer makes a stretch chain of it), writing to
+/// cargo's scratch directory for tests, never over a golden file:
 /// `cargo test --test compat -- --ignored --nocapture write_golden_chain` prints where.
 #[test]
 #[ignore]
@@ -298,4 +365,13 @@ const CHAIN_FALSE_POSITIVES: &[u32] = &[
     5012, 6086, 7398, 7744, 7835, 7925, 8222, 9094, 9931, 10267, 11099, 11338, 11521, 11757, 11997,
     12041, 12100, 12195, 12363, 12460, 12526, 12865, 13535, 13728, 14046, 14198, 14245, 15818,
     16840, 16903, 18396, 18678, 18684, 19592, 19978,
+];
+
+/// `golden-v3-chain.cksst`'s false positives among `other-0` … `other-1999`, as pinned by
+/// `tests/format.rs` when it was written.
+const CHAIN_V3_FALSE_POSITIVES: &[u32] = &[
+    6, 38, 49, 60, 109, 183, 216, 220, 221, 266, 311, 330, 445, 474, 486, 561, 613, 624, 664, 677,
+    704, 709, 752, 775, 907, 972, 989, 1055, 1063, 1082, 1108, 1191, 1233, 1239, 1241, 1270, 1349,
+    1404, 1410, 1419, 1440, 1549, 1588, 1610, 1626, 1706, 1758, 1783, 1797, 1805, 1830, 1849, 1861,
+    1877, 1944, 1999,
 ];

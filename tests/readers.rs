@@ -5,9 +5,15 @@
 //! `contains_hash` key by key, for batch lengths around the group size of 16 — and
 //! `contains_hash` finds every key inserted. Chains built with an explicit bucket size and
 //! encoding survive `to_bytes` → `from_bytes` → `save` → `MappedFilter::open` level by level,
-//! and grow on to the same bytes as a chain never saved.
+//! and grow on — in place, and by new levels — to the same bytes as a chain never saved.
+//!
+//! A chain grows in place (one stretch level grows bucket by bucket) for about a thousandfold
+//! growth before it starts a new level; to have chains of several levels from a few thousand
+//! keys, these tests insert copies of one key ([`HOT`]) until its two buckets in the newest
+//! level are full and a new level starts (see [`new_level`]).
 
 mod common;
+use common::spec;
 
 use cuckoo_sst::{
     Config, CuckooFilter, Encoding, FilterBuilder, FilterRef, KeyHash, MappedFilter,
@@ -17,9 +23,12 @@ use cuckoo_sst::{
 /// Batch lengths: empty, one, around the group of 16, and neither a multiple of 16 nor small.
 const BATCH_LENS: [usize; 8] = [0, 1, 15, 16, 17, 37, 1000, 4099];
 
-/// Keys inserted into each chain: with a first level of 100 and growth factor 2, the levels
-/// hold 100, 200, 400, 800 — four levels.
+/// Keys inserted into each chain, from a first level sized for 100: with a new level started
+/// after keys 399, 799 and 1199 (see [`chain`]), four levels, each holding ordinary keys.
 const CHAIN_KEYS: u64 = 1500;
+
+/// The key whose copies start new levels; not among the keys `key(i)`.
+const HOT: &[u8] = b"readers: the hot key";
 
 fn key(i: u64) -> [u8; 16] {
     let mut k = *b"readers:\0\0\0\0\0\0\0\0";
@@ -80,6 +89,19 @@ fn tmp() -> (tempfile::TempDir, std::path::PathBuf) {
     (dir, path)
 }
 
+/// Inserts copies of [`HOT`] until the chain has a new level (its two buckets in the newest
+/// level are full); the number of copies.
+fn new_level(f: &mut ScalableCuckooFilter) -> usize {
+    let (levels, mut copies) = (f.levels(), 0);
+    while f.levels() == levels {
+        f.insert(HOT).unwrap();
+        copies += 1;
+        assert!(copies <= 2 * 8 + 1, "{copies} copies and no new level");
+    }
+    copies
+}
+
+/// Keys `0..CHAIN_KEYS`, with a new level started after keys 399, 799 and 1199.
 fn chain(e: Encoding, b: usize, target: f64, seed: u64) -> ScalableCuckooFilter {
     let config = Config::new(100)
         .false_positive_rate(target)
@@ -89,6 +111,9 @@ fn chain(e: Encoding, b: usize, target: f64, seed: u64) -> ScalableCuckooFilter 
     let mut f = ScalableCuckooFilter::new(config).unwrap();
     for i in 0..CHAIN_KEYS {
         f.insert(&key(i)).unwrap();
+        if i % 400 == 399 {
+            new_level(&mut f);
+        }
     }
     f
 }
@@ -148,9 +173,9 @@ fn chains_in_every_layout_answer_alike_on_every_reader() {
         for (e, b) in classes() {
             let f = chain(e, b, target, 4);
             let what = format!("{e:?} b={b} ε={target}");
-            assert!(f.levels() >= 3, "{what}: {} levels", f.levels());
+            assert!(f.levels() >= 4, "{what}: {} levels", f.levels());
             assert!(
-                (0..CHAIN_KEYS).all(|i| f.contains(&key(i))),
+                (0..CHAIN_KEYS).all(|i| f.contains(&key(i))) && f.contains(HOT),
                 "{what}: a false negative"
             );
             // The chain's answer is any level's answer.
@@ -174,6 +199,11 @@ fn chains_in_every_layout_answer_alike_on_every_reader() {
                 );
             }
             let bytes = f.to_bytes();
+            // The reader written from FORMAT.md alone answers alike.
+            let file = spec::read(&bytes).unwrap();
+            for &h in &hashes {
+                assert_eq!(file.contains_hash(h.to_u64()), f.contains_hash(h), "{what}");
+            }
             let reopened = ScalableCuckooFilter::from_bytes(&bytes).unwrap();
             assert_batch_matches(&format!("{what} from_bytes"), &hashes, single, |h, o| {
                 reopened.contains_batch(h, o)
@@ -249,15 +279,27 @@ fn chains_with_a_fixed_layout_survive_saving_and_grow_on_alike() {
                 "{what}"
             );
         }
-        // Grow the reopened chain and the one never saved by the same keys: new levels keep
-        // the fixed layout, and the bytes are the same.
+        // Grow the reopened chain and the one never saved by the same keys: eightfold, which
+        // the newest level takes in place (more buckets, no new level), then by a new level.
+        // New levels keep the fixed layout, and the bytes are the same.
         let mut grown = ScalableCuckooFilter::from_bytes(mapped.as_bytes()).unwrap();
-        let levels = grown.levels();
+        let (levels, buckets) = (
+            grown.levels(),
+            grown.level(grown.levels() - 1).unwrap().num_buckets(),
+        );
         for i in CHAIN_KEYS..8 * CHAIN_KEYS {
             grown.insert(&key(i)).unwrap();
             never_saved.insert(&key(i)).unwrap();
         }
-        assert!(grown.levels() > levels, "{what}: the chain did not grow");
+        assert_eq!(grown.levels(), levels, "{what}: grown in place");
+        let newest = grown.level(levels - 1).unwrap();
+        assert!(
+            newest.num_buckets() > 4 * buckets,
+            "{what}: {buckets} buckets, then {}",
+            newest.num_buckets()
+        );
+        assert_eq!(new_level(&mut grown), new_level(&mut never_saved), "{what}");
+        assert_eq!(grown.levels(), levels + 1, "{what}: the chain did not grow");
         for k in 0..grown.levels() {
             let l = grown.level(k).unwrap();
             assert_eq!((l.bucket_size(), l.encoding()), (b, e), "{what} level {k}");
@@ -416,7 +458,7 @@ fn a_mapped_file_reports_what_it_holds() {
     c.save(&path).unwrap();
     let bytes = c.to_bytes();
     let levels = c.levels();
-    assert!(levels >= 3);
+    assert!(levels >= 4);
     for (mapped, verified) in [
         (MappedFilter::open(&path).unwrap(), true),
         (MappedFilter::open_unverified(&path).unwrap(), false),
@@ -435,12 +477,29 @@ fn a_mapped_file_reports_what_it_holds() {
         );
         let debug = format!("{mapped:?}");
         assert!(debug.starts_with("MappedFilter {"), "{debug}");
-        // Level k of the file is level k of the chain.
+        // Level k of the file is level k of the chain, and what its descriptor says
+        // (FORMAT.md §5, read by the reader written from it): a stretch level's key count,
+        // slot width, bucket count, and the bound §5.1 derives from its precision sum.
+        let file = spec::read(&bytes).unwrap();
         for k in 0..levels {
             let (got, want) = (mapped.level(k).unwrap(), c.level(k).unwrap());
             assert_eq!(got.len(), want.len(), "level {k}");
             assert_eq!(got.num_buckets(), want.num_buckets(), "level {k}");
             assert_eq!(got.fingerprint_bits(), want.fingerprint_bits(), "level {k}");
+            assert_eq!(got.expected_fpr(), want.expected_fpr(), "level {k}");
+            let l = &file.levels[k];
+            assert_eq!(l.core_bits, 5, "level {k}");
+            assert_eq!(
+                (l.capacity, l.f, l.m),
+                (
+                    got.len() as u64,
+                    got.fingerprint_bits() as u64,
+                    got.num_buckets() as u64
+                ),
+                "level {k}"
+            );
+            let bound = l.precision as f64 * 2f64.powi(1 - 5 - 60);
+            assert_eq!(got.expected_fpr(), bound, "level {k}");
         }
         assert!(mapped.level(levels).is_none());
         assert_eq!(mapped.is_verified(), verified);

@@ -2,34 +2,23 @@
 //! checksums are right (rewritten after the patch, see `common::resign`) but whose one field
 //! lies. Every case asserts the exact error — variant and field — on every reader, so deleting
 //! or weakening any one check fails a case. Values just inside each limit are accepted. The
-//! cases run on files of both versions the crate reads (`common::to_v1` writes version 1),
-//! except those of fields only one version has.
+//! cases run on files of every version the crate reads (`common::to_v1` writes version 1;
+//! a single filter or a chain of classic levels marked version 3 is a valid version-3 file),
+//! except those of fields only some versions have; the version-3 checks of stretch levels
+//! run on a chain of three stretch levels. Every case is also put to the reader written from
+//! FORMAT.md alone (`common::spec`), which must name the same failure.
 
 mod common;
 
-use common::{first_region, put_u32, put_u64, resign, to_v1};
+use common::{describe, first_region, put_u32, put_u64, resign, spec, to_v1};
 use cuckoo_sst::{
-    Config, CuckooFilter, Encoding, Error, FilterRef, MAX_KICKS_LIMIT, MappedFilter,
-    ScalableCuckooFilter,
+    Config, CuckooFilter, Encoding, FilterRef, MAX_KICKS_LIMIT, MappedFilter, ScalableCuckooFilter,
 };
+
+const GOLDEN_V2_CHAIN: &[u8] = include_bytes!("data/golden-v2-chain.cksst");
 
 fn key(i: u64) -> [u8; 8] {
     i.to_le_bytes()
-}
-
-/// The error as `Variant(field)`, with the values that locate it.
-fn describe(e: &Error) -> String {
-    match e {
-        Error::Corrupt { field, .. } => format!("Corrupt({field})"),
-        Error::ChecksumMismatch { part, .. } => format!("Checksum({part})"),
-        Error::Truncated { expected, found } => format!("Truncated({expected}, {found})"),
-        Error::TrailingBytes { expected, found } => format!("TrailingBytes({expected}, {found})"),
-        Error::UnsupportedVersion { found, supported } => {
-            format!("UnsupportedVersion({found}, {supported})")
-        }
-        Error::BadMagic { .. } => "BadMagic".into(),
-        other => format!("{other:?}"),
-    }
 }
 
 /// How one reader answers the bytes: `Ok` or the described error.
@@ -80,9 +69,16 @@ fn chain_answer(bytes: &[u8]) -> String {
 
 type Patch = fn(&mut Vec<u8>);
 
-/// Applies each patch to `good`, re-signs, and checks the answer of `read`.
+/// The answer of the reader written from FORMAT.md alone (`common::spec`).
+fn spec_answer(bytes: &[u8]) -> String {
+    spec::read(bytes).map_or_else(|e| e, |_| "Ok".into())
+}
+
+/// Applies each patch to `good`, re-signs, and checks the answer of `read` and of the reader
+/// written from FORMAT.md.
 fn check_cases(good: &[u8], read: fn(&[u8]) -> String, cases: &[(&str, Patch, &str)]) {
     assert_eq!(read(good), "Ok");
+    assert_eq!(spec_answer(good), "Ok");
     let mut resigned = good.to_vec();
     resign(&mut resigned);
     assert_eq!(resigned, good, "resign() reproduces the writer's checksums");
@@ -92,7 +88,23 @@ fn check_cases(good: &[u8], read: fn(&[u8]) -> String, cases: &[(&str, Patch, &s
         resign(&mut bad);
         assert_ne!(bad, good, "{what}: the patch changed nothing");
         assert_eq!(&read(&bad), want, "{what}");
+        assert_eq!(
+            &spec_answer(&bad),
+            want,
+            "{what}: the reader written from FORMAT.md"
+        );
     }
+}
+
+/// The same filter as the version-2 file `b`, marked version 3: a file without a stretch
+/// level is a valid version-3 file (FORMAT.md §7 has no rule against it), though the crate
+/// writes such files as version 2.
+fn to_v3(b: &[u8]) -> Vec<u8> {
+    assert_eq!(b[8], 2);
+    let mut v3 = b.to_vec();
+    put_u32(&mut v3, 8, 3);
+    resign(&mut v3);
+    v3
 }
 
 /// Plain 16-bit buckets of 4: 128 bytes of header, one 64-byte descriptor at 128, a checksum
@@ -111,9 +123,9 @@ fn every_header_and_level_check_of_a_single_filter() {
     let cases: Vec<(&str, Patch, &str)> = vec![
         ("version 0", |b| put_u32(b, 8, 0), "Corrupt(version)"),
         (
-            "version 3",
-            |b| put_u32(b, 8, 3),
-            "UnsupportedVersion(3, 2)",
+            "version 4",
+            |b| put_u32(b, 8, 4),
+            "UnsupportedVersion(4, 3)",
         ),
         ("header_len", |b| put_u32(b, 12, 64), "Corrupt(header_len)"),
         ("hash scheme 0", |b| put_u32(b, 32, 0), "Corrupt(hash)"),
@@ -307,11 +319,6 @@ fn every_header_and_level_check_of_a_single_filter() {
             "Corrupt(level 0 buckets)",
         ),
         (
-            "reserved level byte",
-            |b| b[179] = 1,
-            "Corrupt(level 0 reserved)",
-        ),
-        (
             "last reserved level byte",
             |b| b[191] = 1,
             "Corrupt(level 0 reserved)",
@@ -373,7 +380,7 @@ fn every_header_and_level_check_of_a_single_filter() {
         ),
     ];
     // The length errors carry the lengths: fill them in, for each version's length.
-    for good in [good.clone(), to_v1(&good)] {
+    for good in [good.clone(), to_v1(&good), to_v3(&good)] {
         let n = good.len() as u64;
         let cases: Vec<(&str, Patch, String)> = cases
             .iter()
@@ -392,8 +399,14 @@ fn every_header_and_level_check_of_a_single_filter() {
         check_cases(&good, single_answer, &cases);
     }
 
-    // Where the versions differ.
+    // Where the versions differ. Byte 51 of a descriptor (`core_bits`) is reserved before
+    // version 3; in version 3 it makes a stretch level, which only a chain may hold.
     let v1: Vec<(&str, Patch, &str)> = vec![
+        (
+            "core_bits in version 1",
+            |b| b[179] = 5,
+            "Corrupt(level 0 reserved)",
+        ),
         ("first reserved byte", |b| b[98] = 1, "Corrupt(reserved)"),
         (
             "a chunk_count in version 1",
@@ -412,6 +425,32 @@ fn every_header_and_level_check_of_a_single_filter() {
         ),
     ];
     check_cases(&to_v1(&good), single_answer, &v1);
+    let v2_only: Vec<(&str, Patch, &str)> = vec![(
+        "core_bits in version 2",
+        |b| b[179] = 5,
+        "Corrupt(level 0 reserved)",
+    )];
+    check_cases(&good, single_answer, &v2_only);
+    let v3_only: Vec<(&str, Patch, &str)> = vec![
+        (
+            "core_bits without the chain flag",
+            |b| b[179] = 5,
+            "Corrupt(level 0 core_bits)",
+        ),
+        (
+            "core_bits 1 without the chain flag",
+            |b| b[179] = 1,
+            "Corrupt(level 0 core_bits)",
+        ),
+        (
+            // A classic level's precision field is reserved.
+            "precision of a classic level",
+            |b| b[184] = 1,
+            "Corrupt(level 0 reserved)",
+        ),
+    ];
+    check_cases(&to_v3(&good), single_answer, &v3_only);
+    // Versions 2 and 3.
     let v2: Vec<(&str, Patch, &str)> = vec![
         ("chunk_shift 0", |b| b[98] = 0, "Corrupt(chunk_shift)"),
         ("chunk_shift 11", |b| b[98] = 11, "Corrupt(chunk_shift)"),
@@ -462,6 +501,7 @@ fn every_header_and_level_check_of_a_single_filter() {
         ),
     ];
     check_cases(&good, single_answer, &v2);
+    check_cases(&to_v3(&good), single_answer, &v2);
 }
 
 #[test]
@@ -601,29 +641,78 @@ fn malformed_buckets_are_rejected() {
     assert_eq!(single_answer(&spare), "Corrupt(level 0 buckets)");
 }
 
-/// A chain of three levels (20, 40 and 80 items) with a fixed bucket size and encoding.
-fn chain_file() -> (Vec<u8>, usize) {
-    let config = Config::new(20)
+/// A version-3 chain of three stretch levels in packed buckets of 4 (fixed by the config, so
+/// `chain_bucket_size` 4 and `chain_encoding` 2): 200 keys grow the first level from two
+/// buckets (some of its entries are copies a split made, so it holds more entries than
+/// keys), copies of `hot0` start the second, 200 keys, copies of `hot1` start the third,
+/// 100 keys. Its last level has an odd number of buckets.
+fn stretch_chain_file() -> Vec<u8> {
+    let config = Config::new(1)
+        .false_positive_rate(0.25)
         .bucket_size(4)
         .encoding(Encoding::Packed)
         .seed(3);
     let mut f = ScalableCuckooFilter::new(config).unwrap();
-    for i in 0..100 {
-        f.insert(&key(i)).unwrap();
+    let mut i = 0;
+    for round in 0..2 {
+        for _ in 0..200 {
+            f.insert(&key(i)).unwrap();
+            i += 1;
+        }
+        let levels = f.levels();
+        while f.levels() == levels {
+            f.insert(format!("hot{round}").as_bytes()).unwrap();
+        }
     }
-    assert_eq!(f.levels(), 3);
-    (f.to_bytes(), f.levels())
+    for _ in 0..100 {
+        f.insert(&key(i)).unwrap();
+        i += 1;
+    }
+    let bytes = f.to_bytes();
+    let file = spec::read(&bytes).unwrap();
+    assert_eq!((file.version, file.levels.len()), (3, 3));
+    assert!(file.levels.iter().all(|l| l.core_bits == 5));
+    assert!(
+        file.levels[0].item_count > file.levels[0].capacity,
+        "copies"
+    );
+    assert_eq!(file.levels[2].m % 2, 1, "an odd number of buckets");
+    bytes
 }
 
-#[test]
-fn every_chain_check() {
-    let (good, levels) = chain_file();
-    assert_eq!(
-        (good[96], good[97]),
-        (4, 2),
-        "chain_bucket_size 4, chain_encoding packed + 1"
-    );
-    let cases: Vec<(&str, Patch, &str)> = vec![
+/// The version-2 golden chain (four classic levels) grown by this build: stretch levels
+/// after its classic ones, written as version 3.
+fn mixed_chain_file() -> Vec<u8> {
+    let mut f = ScalableCuckooFilter::from_bytes(GOLDEN_V2_CHAIN).unwrap();
+    for i in 200..400 {
+        f.insert(format!("key-{i}").as_bytes()).unwrap();
+    }
+    let bytes = f.to_bytes();
+    let file = spec::read(&bytes).unwrap();
+    assert_eq!(file.version, 3);
+    let kinds: Vec<bool> = file.levels.iter().map(|l| l.core_bits != 0).collect();
+    assert_eq!(kinds, [false, false, false, false, true]);
+    bytes
+}
+
+/// The header's `level_count`.
+fn levels(b: &[u8]) -> u32 {
+    u32::from_le_bytes(b[24..28].try_into().unwrap())
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+/// Descriptor `k`'s offset.
+const fn desc(k: usize) -> usize {
+    128 + 64 * k
+}
+
+/// The checks of a chain's header and levels that hold for chains of every version and kind
+/// of level (the patches read what they need from the file: its level count, its counts).
+fn chain_cases() -> Vec<(&'static str, Patch, &'static str)> {
+    vec![
         (
             "growth_factor 1",
             |b| put_u64(b, 56, 1f64.to_bits()),
@@ -667,7 +756,10 @@ fn every_chain_check() {
         ),
         (
             "max_levels below the levels",
-            |b| put_u32(b, 72, 2),
+            |b| {
+                let n = levels(b);
+                put_u32(b, 72, n - 1)
+            },
             "Corrupt(max_levels)",
         ),
         ("max_levels 1", |b| put_u32(b, 72, 1), "Corrupt(max_levels)"),
@@ -703,39 +795,37 @@ fn every_chain_check() {
             "Corrupt(level_count)",
         ),
         (
-            // One more level than the checksum table has chunks for.
-            "level_count 4",
-            |b| put_u32(b, 24, 4),
+            // One more level than the checksum table has chunks for (version 1: see below).
+            "one level more",
+            |b| {
+                let n = levels(b);
+                put_u32(b, 24, n + 1)
+            },
             "Corrupt(chunk_count)",
         ),
-        ("item_count", |b| put_u64(b, 88, 99), "Corrupt(item_count)"),
+        (
+            "item_count",
+            |b| bump(b, 88, u64::MAX), // one fewer
+            "Corrupt(item_count)",
+        ),
         (
             "level 1 item_count above slots",
-            |b| put_u64(b, 128 + 64 + 24, 1 << 20),
+            |b| put_u64(b, desc(1) + 24, 1 << 20),
             "Corrupt(level 1 item_count)",
         ),
         (
             "level 2 region_offset",
-            |b| {
-                let at = 128 + 128;
-                let off = u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-                put_u64(b, at, off + 64)
-            },
+            |b| bump(b, desc(2), 64),
             "Corrupt(level 2 region_offset)",
         ),
         (
-            "level 1 capacity above slots",
-            |b| put_u64(b, 128 + 64 + 32, 1 << 40),
-            "Corrupt(level 1 capacity)",
-        ),
-        (
             "level 1 target_fpr 1",
-            |b| put_u64(b, 128 + 64 + 40, 1f64.to_bits()),
+            |b| put_u64(b, desc(1) + 40, 1f64.to_bits()),
             "Corrupt(level 1 target_fpr)",
         ),
         (
             "level 2 encoding",
-            |b| b[128 + 128 + 50] = 7,
+            |b| b[desc(2) + 50] = 7,
             "Corrupt(level 2 encoding)",
         ),
         (
@@ -743,21 +833,303 @@ fn every_chain_check() {
             |b| put_u32(b, 28, 0),
             "Corrupt(level_count)",
         ),
-    ];
-    check_cases(&good, chain_answer, &cases);
-    // Version 1 has no checksum table: its level table ends where level 0's region starts.
-    let v1: Vec<(&str, Patch, &str)> = vec![(
-        "level_count 4",
-        |b| put_u32(b, 24, 4),
-        "Corrupt(level 0 region_offset)",
+    ]
+}
+
+/// Writes the `w`-bit value `v` into slot `s` of bucket `i` of level `k`, whose buckets of
+/// `b` slots are packed (FORMAT.md §3.2).
+fn put_packed_slot(bytes: &mut [u8], k: usize, i: u64, s: u64, v: u64) {
+    let (region, b, w) = (
+        u64_at(bytes, desc(k)) as usize,
+        bytes[desc(k) + 48] as u64,
+        bytes[desc(k) + 49] as u64,
+    );
+    assert_eq!(bytes[desc(k) + 50], 1, "packed");
+    let at = (i * b + s) * w;
+    for j in 0..w {
+        let (byte, bit) = (region + ((at + j) / 8) as usize, (at + j) % 8);
+        bytes[byte] = bytes[byte] & !(1 << bit) | (((v >> j) & 1) << bit) as u8;
+    }
+}
+
+/// The first empty slot of level `k` of a stretch chain, its bucket's address length `ℓ`,
+/// and the level's `L0` (FORMAT.md §2.2, §3.4), by the reader written from FORMAT.md.
+fn empty_slot(bytes: &[u8], k: usize) -> (u64, u64, u64, u64) {
+    let file = spec::read_unverified(bytes).unwrap();
+    let l = &file.levels[k];
+    let (i, s) = (0..l.m)
+        .find_map(|i| Some((i, l.bucket(i).iter().position(|&v| v == 0)? as u64)))
+        .unwrap();
+    let ell = spec::Split::new(l.m).address_length(i);
+    (i, s, ell, l.f - 1 - l.core_bits)
+}
+
+/// Adds `by` to the u64 field at `at`.
+fn bump(b: &mut [u8], at: usize, by: u64) {
+    put_u64(b, at, u64_at(b, at).wrapping_add(by));
+}
+
+/// The checks version 3 adds for stretch levels (FORMAT.md §7 steps 6 and 8), each with a
+/// case only it rejects, on [`stretch_chain_file`]: level 1 has buckets of 4 slots of 10 bits
+/// (core 5, `L0` = 4), level 2 an odd number of buckets.
+fn stretch_cases() -> Vec<(&'static str, Patch, &'static str)> {
+    vec![
+        // Step 6.1: reserved bytes of a stretch level's descriptor.
+        (
+            "region_crc of a stretch level",
+            |b| b[desc(1) + 52] = 1,
+            "Corrupt(level 1 reserved)",
+        ),
+        (
+            // A classic level has no precision: the field is reserved.
+            "core_bits 0 with a precision",
+            |b| b[desc(1) + 51] = 0,
+            "Corrupt(level 1 reserved)",
+        ),
+        // Step 6.4.
+        (
+            "core_bits 3",
+            |b| b[desc(1) + 51] = 3,
+            "Corrupt(level 1 core_bits)",
+        ),
+        (
+            "core_bits 9",
+            |b| b[desc(1) + 51] = 9,
+            "Corrupt(level 1 core_bits)",
+        ),
+        (
+            "core_bits 9 and bucket_size 3: core_bits first",
+            |b| {
+                b[desc(1) + 51] = 9;
+                b[desc(1) + 48] = 3;
+            },
+            "Corrupt(level 1 core_bits)",
+        ),
+        (
+            // Step 6.3 (encoding) comes before step 6.4 (the core's range).
+            "core_bits 9 and encoding 7: encoding first",
+            |b| {
+                b[desc(1) + 51] = 9;
+                b[desc(1) + 50] = 7;
+            },
+            "Corrupt(level 1 encoding)",
+        ),
+        (
+            "bucket_size 16",
+            |b| b[desc(1) + 48] = 16,
+            "Corrupt(level 1 bucket_size)",
+        ),
+        (
+            "num_buckets 1",
+            |b| put_u64(b, desc(2) + 16, 1),
+            "Corrupt(level 2 num_buckets)",
+        ),
+        (
+            "num_buckets 2^32 + 1",
+            |b| put_u64(b, desc(2) + 16, (1 << 32) + 1),
+            "Corrupt(level 2 num_buckets)",
+        ),
+        (
+            "num_buckets 2^32",
+            |b| put_u64(b, desc(2) + 16, 1 << 32),
+            "Corrupt(level 2 region_len)",
+        ),
+        (
+            // Packed slots hold 9 bits, but a core of 8 leaves no continuation bit.
+            "fingerprint_bits 9 below core_bits 8 + 2",
+            |b| {
+                b[desc(1) + 51] = 8;
+                b[desc(1) + 49] = 9;
+            },
+            "Corrupt(level 1 fingerprint_bits)",
+        ),
+        (
+            // 9 ≥ 7 + 2: the width is accepted, and the region is too long for it.
+            "fingerprint_bits 9 with core_bits 7",
+            |b| {
+                b[desc(1) + 51] = 7;
+                b[desc(1) + 49] = 9;
+            },
+            "Corrupt(level 1 region_len)",
+        ),
+        (
+            "fingerprint_bits 6 (no packed width)",
+            |b| b[desc(1) + 49] = 6,
+            "Corrupt(level 1 fingerprint_bits)",
+        ),
+        (
+            "semi-sorted buckets of 8",
+            |b| {
+                b[desc(1) + 50] = 2;
+                b[desc(1) + 48] = 8;
+            },
+            "Corrupt(level 1 fingerprint_bits)",
+        ),
+        // Step 6.7.
+        (
+            "key_count above item_count",
+            |b| {
+                let items = u64_at(b, desc(0) + 24);
+                put_u64(b, desc(0) + 32, items + 1);
+            },
+            "Corrupt(level 0 key_count)",
+        ),
+        (
+            "precision above b·2^60",
+            |b| put_u64(b, desc(1) + 56, (4 << 60) + 1),
+            "Corrupt(level 1 precision)",
+        ),
+        (
+            "precision 0 with entries",
+            |b| put_u64(b, desc(1) + 56, 0),
+            "Corrupt(level 1 precision)",
+        ),
+        (
+            "item_count 0 with a precision",
+            |b| {
+                put_u64(b, desc(2) + 24, 0);
+                put_u64(b, desc(2) + 32, 0);
+            },
+            "Corrupt(level 2 precision)",
+        ),
+        // Step 6, for the file: stretch levels count their keys, not their entries.
+        (
+            "the header counts entries",
+            |b| {
+                let entries: u64 = (0..3).map(|k| u64_at(b, desc(k) + 24)).sum();
+                put_u64(b, 88, entries);
+            },
+            "Corrupt(item_count)",
+        ),
+        // Step 8, after steps 1–7 accepted the file (see `stretch_checks_of_step_8`).
+        (
+            "precision b·2^60",
+            |b| put_u64(b, desc(1) + 56, 4 << 60),
+            "Corrupt(level 1 precision)",
+        ),
+        (
+            "precision one more",
+            |b| bump(b, desc(1) + 56, 1),
+            "Corrupt(level 1 precision)",
+        ),
+        (
+            // The header sums key counts, so only the count of slots finds this.
+            "one entry more than the slots hold",
+            |b| bump(b, desc(0) + 24, 1),
+            "Corrupt(level 0 item_count)",
+        ),
+        (
+            "an entry without a marker",
+            |b| {
+                let (i, s, _, l0) = empty_slot(b, 1);
+                put_packed_slot(b, 1, i, s, 0b10110 << (l0 + 1));
+                bump(b, desc(1) + 24, 1);
+            },
+            "Corrupt(level 1 buckets)",
+        ),
+        (
+            // Slots are counted before entries are read.
+            "an entry without a marker, not counted",
+            |b| {
+                let (i, s, _, l0) = empty_slot(b, 1);
+                put_packed_slot(b, 1, i, s, 0b10110 << (l0 + 1));
+            },
+            "Corrupt(level 1 item_count)",
+        ),
+        (
+            // Entries are read before their precisions are added up.
+            "an entry without a marker and a precision one more",
+            |b| {
+                let (i, s, _, l0) = empty_slot(b, 1);
+                put_packed_slot(b, 1, i, s, 0b10110 << (l0 + 1));
+                bump(b, desc(1) + 24, 1);
+                bump(b, desc(1) + 56, 1);
+            },
+            "Corrupt(level 1 buckets)",
+        ),
+        (
+            "a valid entry more, its precision not added",
+            |b| {
+                let (i, s, _, l0) = empty_slot(b, 1);
+                put_packed_slot(b, 1, i, s, 0b10110 << (l0 + 1) | 1);
+                bump(b, desc(1) + 24, 1);
+            },
+            "Corrupt(level 1 precision)",
+        ),
+        (
+            // Level by level: level 0's precision before level 1's entries.
+            "level 0 precision and level 1 an entry without a marker",
+            |b| {
+                let (i, s, _, l0) = empty_slot(b, 1);
+                put_packed_slot(b, 1, i, s, 0b10110 << (l0 + 1));
+                bump(b, desc(1) + 24, 1);
+                bump(b, desc(0) + 56, 1);
+            },
+            "Corrupt(level 0 precision)",
+        ),
+    ]
+}
+
+#[test]
+fn every_chain_check() {
+    // Four classic levels (the version-2 golden chain, and its version-1 form); five levels,
+    // classic then stretch (version 3); three stretch levels (version 3).
+    let classic = GOLDEN_V2_CHAIN.to_vec();
+    let mixed = mixed_chain_file();
+    let stretch = stretch_chain_file();
+    assert_eq!(
+        (stretch[96], stretch[97]),
+        (4, 2),
+        "chain_bucket_size 4, chain_encoding packed + 1"
+    );
+    let classic_only: Vec<(&str, Patch, &str)> = vec![(
+        "level 1 capacity above slots",
+        |b| put_u64(b, desc(1) + 32, 1 << 40),
+        "Corrupt(level 1 capacity)",
     )];
-    let v1_cases: Vec<(&str, Patch, &str)> = cases
-        .iter()
-        .filter(|(what, _, _)| *what != "level_count 4")
-        .copied()
-        .chain(v1)
+    for good in [&classic, &mixed] {
+        let cases: Vec<_> = chain_cases()
+            .into_iter()
+            .chain(classic_only.clone())
+            .collect();
+        check_cases(good, chain_answer, &cases);
+    }
+    let key_count: Vec<(&str, Patch, &str)> = vec![(
+        "level 1 key_count above slots",
+        |b| put_u64(b, desc(1) + 32, 1 << 40),
+        "Corrupt(level 1 key_count)",
+    )];
+    let cases: Vec<_> = chain_cases().into_iter().chain(key_count).collect();
+    check_cases(&stretch, chain_answer, &cases);
+    check_cases(&stretch, chain_answer, &stretch_cases());
+    // Version 1 has no checksum table: its level table ends where level 0's region starts.
+    let v1_cases: Vec<(&str, Patch, &str)> = chain_cases()
+        .into_iter()
+        .map(|(what, patch, want)| match what {
+            "one level more" => (what, patch, "Corrupt(level 0 region_offset)"),
+            _ => (what, patch, want),
+        })
+        .chain(classic_only)
         .collect();
-    check_cases(&to_v1(&good), chain_answer, &v1_cases);
+    check_cases(&to_v1(&classic), chain_answer, &v1_cases);
+    // The fields version 3 gave a meaning are reserved before it; in version 3 a classic
+    // level's precision stays reserved.
+    let reserved: Vec<(&str, Patch, &str)> = vec![
+        (
+            "core_bits",
+            |b| b[desc(1) + 51] = 5,
+            "Corrupt(level 1 reserved)",
+        ),
+        (
+            "precision",
+            |b| put_u64(b, desc(1) + 56, 1 << 50),
+            "Corrupt(level 1 reserved)",
+        ),
+    ];
+    check_cases(&classic, chain_answer, &reserved);
+    check_cases(&to_v1(&classic), chain_answer, &reserved);
+    check_cases(&mixed, chain_answer, &reserved[1..]);
+
     // Values at the limits are accepted.
     let accepted: Vec<(&str, Patch)> = vec![
         ("growth_factor 64", |b| put_u64(b, 56, 64f64.to_bits())),
@@ -770,41 +1142,129 @@ fn every_chain_check() {
         ("tightening just above 0", |b| {
             put_u64(b, 64, f64::MIN_POSITIVE.to_bits())
         }),
-        ("max_levels at the levels", |b| put_u32(b, 72, 3)),
+        ("max_levels at the levels", |b| {
+            let n = levels(b);
+            put_u32(b, 72, n)
+        }),
         ("max_levels 128", |b| put_u32(b, 72, 128)),
         ("max_levels 0 (up to 128)", |b| put_u32(b, 72, 0)),
         ("chain_bucket_size 0 (free)", |b| b[96] = 0),
         ("chain_encoding 0 (free)", |b| b[97] = 0),
     ];
-    for (what, patch) in accepted {
-        let mut b = good.clone();
+    for good in [&classic, &mixed, &stretch] {
+        for (what, patch) in &accepted {
+            let mut b = good.clone();
+            patch(&mut b);
+            resign(&mut b);
+            assert_eq!(chain_answer(&b), "Ok", "{what}");
+            assert_eq!(spec_answer(&b), "Ok", "{what}");
+        }
+    }
+    // Stretch levels at their limits: every key count up to the entries (a split copies an
+    // entry without its key, §8); a core of 8 with the narrowest slot it allows; an entry
+    // with no continuation bit left, counted in the precision with T = ℓ.
+    let stretch_accepted: Vec<(&str, Patch)> = vec![
+        ("key_count = item_count", |b| {
+            let (keys, items) = (u64_at(b, desc(0) + 32), u64_at(b, desc(0) + 24));
+            put_u64(b, desc(0) + 32, items);
+            bump(b, 88, items - keys);
+        }),
+        ("a bare entry more", |b| {
+            let (i, s, ell, l0) = empty_slot(b, 1);
+            put_packed_slot(b, 1, i, s, 0b10110 << (l0 + 1) | 1 << l0);
+            bump(b, desc(1) + 24, 1);
+            bump(b, desc(1) + 56, 1 << (60 - ell));
+        }),
+        ("a full entry more", |b| {
+            let (i, s, ell, l0) = empty_slot(b, 1);
+            put_packed_slot(b, 1, i, s, 0b10110 << (l0 + 1) | 1);
+            bump(b, desc(1) + 24, 1);
+            bump(b, desc(1) + 56, 1 << (60 - ell - l0));
+        }),
+    ];
+    for (what, patch) in &stretch_accepted {
+        let mut b = stretch.clone();
         patch(&mut b);
         resign(&mut b);
+        assert_ne!(b, stretch, "{what}");
         assert_eq!(chain_answer(&b), "Ok", "{what}");
+        assert_eq!(spec_answer(&b), "Ok", "{what}");
     }
+    // An empty stretch level: item_count, key_count and precision all 0.
+    let empty = ScalableCuckooFilter::new(Config::new(10).seed(1))
+        .unwrap()
+        .to_bytes();
+    check_cases(
+        &empty,
+        chain_answer,
+        &[(
+            "precision of an empty level",
+            |b| put_u64(b, desc(0) + 56, 1),
+            "Corrupt(level 0 precision)",
+        )],
+    );
+
     // The fixed layout is read back as written: bucket sizes 2, 4 and 8 and each encoding.
-    for (bucket, code, e) in [
-        (2u8, 1u8, Encoding::Plain),
-        (8, 2, Encoding::Packed),
-        (4, 3, Encoding::SemiSorted),
-    ] {
-        let mut b = good.clone();
-        b[96] = bucket;
-        b[97] = code;
-        resign(&mut b);
-        let mut chain = ScalableCuckooFilter::from_bytes(&b).unwrap();
-        // Grow it: the next level takes the fixed layout.
-        let mut i = 1000;
-        while chain.levels() == levels {
-            chain.insert(&key(i)).unwrap();
-            i += 1;
+    for good in [&classic, &stretch] {
+        for (bucket, code, e) in [
+            (2u8, 1u8, Encoding::Plain),
+            (8, 2, Encoding::Packed),
+            (4, 3, Encoding::SemiSorted),
+        ] {
+            let mut b = good.clone();
+            b[96] = bucket;
+            b[97] = code;
+            resign(&mut b);
+            let mut chain = ScalableCuckooFilter::from_bytes(&b).unwrap();
+            // Grow it (copies of one key fill its buckets): the next level, a stretch level,
+            // takes the fixed layout.
+            let levels = chain.levels();
+            while chain.levels() == levels {
+                chain.insert(b"grow").unwrap();
+            }
+            let newest = chain.level(levels).unwrap();
+            assert_eq!(
+                (newest.bucket_size(), newest.encoding()),
+                (bucket as usize, e),
+                "chain_bucket_size {bucket}, chain_encoding {code}"
+            );
+            let bytes = chain.to_bytes();
+            let file = &spec::read(&bytes).unwrap().levels[levels];
+            assert_eq!(
+                (file.core_bits, file.b, file.encoding),
+                (5, bucket as u64, code - 1)
+            );
         }
-        let newest = chain.level(levels).unwrap();
-        assert_eq!(
-            (newest.bucket_size(), newest.encoding()),
-            (bucket as usize, e),
-            "chain_bucket_size {bucket}, chain_encoding {code}"
-        );
+    }
+}
+
+/// Which step of FORMAT.md §7 finds each stretch-level failure: steps 1–7 read the
+/// descriptors (the crate's `open_unverified`, the spec's `read_unverified`), step 8 the
+/// entries. A precision above `b·2^60` or zero with entries is refused by step 6; one that
+/// is in range but wrong, by step 8 alone.
+#[test]
+fn stretch_checks_of_step_8() {
+    let good = stretch_chain_file();
+    let step_8 = [
+        "precision b·2^60",
+        "precision one more",
+        "one entry more than the slots hold",
+        "an entry without a marker",
+        "an entry without a marker, not counted",
+        "an entry without a marker and a precision one more",
+        "a valid entry more, its precision not added",
+        "level 0 precision and level 1 an entry without a marker",
+    ];
+    for (what, patch, _) in stretch_cases() {
+        let mut bad = good.clone();
+        patch(&mut bad);
+        resign(&mut bad);
+        let crate_ok = MappedFilter::from_shared(bad.clone().into())
+            .map_err(|e| describe(&e))
+            .is_ok();
+        let spec_ok = spec::read_unverified(&bad).is_ok();
+        let want = step_8.contains(&what);
+        assert_eq!((crate_ok, spec_ok), (want, want), "{what}");
     }
 }
 

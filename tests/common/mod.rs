@@ -4,6 +4,8 @@
 //! reach every way a bucket is read (one 8-byte load, one 16-byte load, field by field).
 #![allow(dead_code)]
 
+pub mod spec;
+
 use cuckoo_sst::{Config, Encoding};
 
 /// Packed and semi-sorted widths under test.
@@ -136,4 +138,21 @@ pub fn put_u64(b: &mut [u8], at: usize, v: u64) {
 
 pub fn put_u32(b: &mut [u8], at: usize, v: u32) {
     b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// An error as `Variant(field)` with the values that locate it — the form in which
+/// [`spec`] names the failures of FORMAT.md §7.
+pub fn describe(e: &cuckoo_sst::Error) -> String {
+    use cuckoo_sst::Error;
+    match e {
+        Error::Corrupt { field, .. } => format!("Corrupt({field})"),
+        Error::ChecksumMismatch { part, .. } => format!("Checksum({part})"),
+        Error::Truncated { expected, found } => format!("Truncated({expected}, {found})"),
+        Error::TrailingBytes { expected, found } => format!("TrailingBytes({expected}, {found})"),
+        Error::UnsupportedVersion { found, supported } => {
+            format!("UnsupportedVersion({found}, {supported})")
+        }
+        Error::BadMagic { .. } => "BadMagic".into(),
+        other => format!("{other:?}"),
+    }
 }

@@ -1,0 +1,687 @@
+//! A reader written from FORMAT.md alone: it uses the crate for nothing, and none of the
+//! crate's code was consulted to write it. It validates a file of version 1, 2 or 3 by the
+//! steps of §7, in their order, and names the first failure as the crate's error would be
+//! named (`Corrupt(field)`, `Checksum(part)`, …, the form `tests/validation.rs` prints); it
+//! answers lookups by §2.1 (classic levels) and §2.2 (stretch levels), reading slots by §3,
+//! and it lists a stretch level's entries with their precisions (§3.4, §5.1).
+//!
+//! Where FORMAT.md leaves a choice open the code says so at the place (search for
+//! "FORMAT.md does not say").
+#![allow(dead_code)]
+
+use std::sync::OnceLock;
+
+/// §1 / §4: the magic.
+pub const MAGIC: [u8; 8] = *b"CUCKOSST";
+/// §7 step 2: the newest version this reader knows.
+pub const NEWEST: u32 = 3;
+
+/// A level, as its descriptor (§5) says, with its region.
+#[derive(Clone, Debug)]
+pub struct Level<'a> {
+    pub region_offset: u64,
+    pub m: u64,
+    pub item_count: u64,
+    /// `capacity` of a classic level, `key_count` of a stretch level (bytes 32..40).
+    pub capacity: u64,
+    pub target_fpr: f64,
+    pub b: u64,
+    /// `f` of a classic level, the slot width `w` of a stretch level.
+    pub f: u64,
+    pub encoding: u8,
+    /// 0: classic; 4..=8: stretch.
+    pub core_bits: u64,
+    pub precision: u64,
+    pub region: &'a [u8],
+}
+
+/// A file that passed §7.
+#[derive(Clone, Debug)]
+pub struct File<'a> {
+    pub version: u32,
+    pub chain: bool,
+    pub seed: u64,
+    pub item_count: u64,
+    pub levels: Vec<Level<'a>>,
+}
+
+/// An entry of a stretch level (§3.4): where it is, its value, its bucket's address length
+/// `ℓ`, its number of continuation bits `L`, its precision `T = ℓ + L`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub bucket: u64,
+    pub value: u64,
+    pub ell: u64,
+    pub cont: u64,
+    pub precision: u64,
+}
+
+fn corrupt(field: impl std::fmt::Display) -> String {
+    format!("Corrupt({field})")
+}
+
+fn crc(bytes: &[u8]) -> u32 {
+    crc32fast::hash(bytes)
+}
+
+/// §4, §5: little-endian fields.
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes(b[o..o + 4].try_into().unwrap())
+}
+
+fn u64_at(b: &[u8], o: usize) -> u64 {
+    u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
+}
+
+fn f64_at(b: &[u8], o: usize) -> f64 {
+    f64::from_bits(u64_at(b, o))
+}
+
+/// In (0, 1), NaN excluded.
+fn open_unit(x: f64) -> bool {
+    x > 0.0 && x < 1.0
+}
+
+/// §3: `used_len` in bits and `region_len` in bytes of `m` buckets of `b` slots of `f` bits in
+/// `encoding` (checked arithmetic; `None` on overflow).
+fn lengths(m: u64, b: u64, f: u64, encoding: u8) -> Option<(u64, u64)> {
+    match encoding {
+        0 => {
+            let bucket = b.checked_mul(f / 8)?;
+            let used = m.checked_mul(bucket)?;
+            Some((used.checked_mul(8)?, used.div_ceil(64).checked_mul(64)?))
+        }
+        1 | 2 => {
+            let bits = if encoding == 1 {
+                m.checked_mul(b)?.checked_mul(f)?
+            } else {
+                m.checked_mul(4 * f - 4)?
+            };
+            let used = bits.div_ceil(8);
+            Some((bits, used.checked_add(16)?.div_ceil(64).checked_mul(64)?))
+        }
+        _ => None,
+    }
+}
+
+/// §3.1–§3.3: whether an encoding holds `f`-bit values in buckets of `b`.
+/// FORMAT.md does not say which field is named when a semi-sorted level (§3.3: `b` = 4) has
+/// buckets of 2 or 8 — §7 step 6.4 checks `bucket_size` ∈ {2, 4, 8} and then that
+/// `fingerprint_bits` "is supported by the encoding"; this reader names `fingerprint_bits`
+/// (reported with a proposed wording).
+fn supported(f: u64, b: u64, encoding: u8) -> bool {
+    match encoding {
+        0 => matches!(f, 8 | 16 | 32),
+        1 => (7..=32).contains(&f),
+        2 => (7..=32).contains(&f) && b == 4,
+        _ => false,
+    }
+}
+
+/// Steps 1–8 of §7: the file, or the first failure.
+pub fn read(file: &[u8]) -> Result<File<'_>, String> {
+    let f = read_unverified(file)?;
+    check_regions(file, &f)?;
+    Ok(f)
+}
+
+/// Steps 1–7 of §7.
+pub fn read_unverified(file: &[u8]) -> Result<File<'_>, String> {
+    let n = file.len() as u64;
+    // Step 1.
+    if file.len() >= 8 && file[..8] != MAGIC {
+        return Err("BadMagic".into());
+    }
+    if file.len() < 128 {
+        // FORMAT.md does not say, for a file of 9 to 127 bytes, which of "its bytes" are
+        // compared with "the start of magic" (all of them cannot be): its first 8, which the
+        // sentence before has already found to be the magic (reported with a wording).
+        let head = file.len().min(8);
+        if file[..head] != MAGIC[..head] {
+            return Err("BadMagic".into());
+        }
+        return Err(format!("Truncated(128, {n})"));
+    }
+    // Step 2. (FORMAT.md does not say whether a version-3 file must hold a stretch level;
+    // §7 has no such check, so this reader accepts one without — reported.)
+    let version = u32_at(file, 8);
+    if version > NEWEST {
+        return Err(format!("UnsupportedVersion({version}, {NEWEST})"));
+    }
+    if version == 0 {
+        return Err(corrupt("version"));
+    }
+    // Step 3.
+    if crc(&file[..124]) != u32_at(file, 124) {
+        return Err("Checksum(header)".into());
+    }
+    // Step 4.
+    if u32_at(file, 12) != 128 {
+        return Err(corrupt("header_len"));
+    }
+    if u32_at(file, 32) != 1 {
+        return Err(corrupt("hash"));
+    }
+    let reserved: &[std::ops::Range<usize>] = if version == 1 {
+        &[76..80, 98..120]
+    } else {
+        &[76..80, 99..100, 112..120]
+    };
+    if reserved
+        .iter()
+        .any(|r| file[r.clone()].iter().any(|&x| x != 0))
+    {
+        return Err(corrupt("reserved"));
+    }
+    let flags = u32_at(file, 28);
+    if flags & !1 != 0 {
+        return Err(corrupt("flags"));
+    }
+    let chain = flags & 1 == 1;
+    let level_count = u32_at(file, 24) as u64;
+    if !(1..=128).contains(&level_count) {
+        return Err(corrupt("level_count"));
+    }
+    if u32_at(file, 36) > 65536 {
+        return Err(corrupt("max_kicks"));
+    }
+    let file_len = u64_at(file, 16);
+    if 128 + 128 * level_count > file_len {
+        return Err(corrupt("level_count"));
+    }
+    if file_len > n {
+        return Err(format!("Truncated({file_len}, {n})"));
+    }
+    if file_len < n {
+        return Err(format!("TrailingBytes({file_len}, {n})"));
+    }
+    if !open_unit(f64_at(file, 48)) {
+        return Err(corrupt("target_fpr"));
+    }
+    if !chain {
+        if level_count != 1 {
+            return Err(corrupt("level_count"));
+        }
+        let chain_fields = [56..64, 64..72, 72..76, 80..88, 96..97, 97..98];
+        if chain_fields
+            .iter()
+            .any(|r| file[r.clone()].iter().any(|&x| x != 0))
+        {
+            return Err(corrupt("chain fields"));
+        }
+    } else {
+        let growth = f64_at(file, 56);
+        if !(growth > 1.0 && growth <= 64.0) {
+            return Err(corrupt("growth_factor"));
+        }
+        if !open_unit(f64_at(file, 64)) {
+            return Err(corrupt("tightening"));
+        }
+        let max_levels = u32_at(file, 72) as u64;
+        if max_levels != 0 && !(level_count..=128).contains(&max_levels) {
+            return Err(corrupt("max_levels"));
+        }
+        if !matches!(file[96], 0 | 2 | 4 | 8) {
+            return Err(corrupt("chain_bucket_size"));
+        }
+        if file[97] > 3 {
+            return Err(corrupt("chain_encoding"));
+        }
+    }
+    let (shift, chunks) = (file[98] as u32, u64_at(file, 104));
+    let table_len = if version == 1 {
+        0
+    } else {
+        if !(12..=24).contains(&shift) {
+            return Err(corrupt("chunk_shift"));
+        }
+        if chunks < level_count {
+            return Err(corrupt("chunk_count"));
+        }
+        let table_len = chunks
+            .checked_mul(4)
+            .map(|x| x.div_ceil(64) * 64)
+            .ok_or_else(|| corrupt("chunk_count"))?;
+        let need = (128 + 64 * level_count)
+            .checked_add(table_len)
+            .and_then(|x| x.checked_add(chunks.checked_mul(64)?));
+        if need.is_none_or(|need| need > file_len) {
+            return Err(corrupt("chunk_count"));
+        }
+        table_len
+    };
+    // Step 5.
+    let table_end = 128 + 64 * level_count as usize;
+    if crc(&file[128..table_end]) != u32_at(file, 120) {
+        return Err("Checksum(level table)".into());
+    }
+    // Step 6.
+    let mut levels = Vec::new();
+    let mut next_offset = table_end as u64 + table_len;
+    for k in 0..level_count as usize {
+        let d = &file[128 + 64 * k..128 + 64 * (k + 1)];
+        let field = |name: &str| corrupt(format!("level {k} {name}"));
+        let core_bits = d[51] as u64;
+        let precision = u64_at(d, 56);
+        // 6.1
+        let reserved_bad = match version {
+            1 => core_bits != 0 || precision != 0,
+            2 => u32_at(d, 52) != 0 || core_bits != 0 || precision != 0,
+            _ => u32_at(d, 52) != 0 || (core_bits == 0 && precision != 0),
+        };
+        if reserved_bad {
+            return Err(field("reserved"));
+        }
+        // 6.2
+        if version == 3 && core_bits != 0 && !chain {
+            return Err(field("core_bits"));
+        }
+        // 6.3
+        let encoding = d[50];
+        if encoding > 2 {
+            return Err(field("encoding"));
+        }
+        // 6.4
+        let (b, f, m) = (d[48] as u64, d[49] as u64, u64_at(d, 16));
+        if core_bits != 0 && !(4..=8).contains(&core_bits) {
+            return Err(field("core_bits"));
+        }
+        if !matches!(b, 2 | 4 | 8) {
+            return Err(field("bucket_size"));
+        }
+        let m_ok = (2..=1 << 32).contains(&m) && (core_bits != 0 || m % 2 == 0);
+        if !m_ok {
+            return Err(field("num_buckets"));
+        }
+        if !supported(f, b, encoding) || (core_bits != 0 && f < core_bits + 2) {
+            return Err(field("fingerprint_bits"));
+        }
+        // 6.5
+        let (_, region_len) = lengths(m, b, f, encoding).unwrap();
+        if u64_at(d, 8) != region_len {
+            return Err(field("region_len"));
+        }
+        // 6.6
+        let region_offset = u64_at(d, 0);
+        if region_offset != next_offset {
+            return Err(field("region_offset"));
+        }
+        // 6.7
+        let (item_count, capacity) = (u64_at(d, 24), u64_at(d, 32));
+        if item_count > m * b {
+            return Err(field("item_count"));
+        }
+        if core_bits == 0 {
+            if capacity > m * b {
+                return Err(field("capacity"));
+            }
+        } else {
+            if capacity > item_count {
+                return Err(field("key_count"));
+            }
+            if precision as u128 > (b as u128) << 60 || (precision == 0) != (item_count == 0) {
+                return Err(field("precision"));
+            }
+        }
+        // 6.8
+        let target_fpr = f64_at(d, 40);
+        if !open_unit(target_fpr) {
+            return Err(field("target_fpr"));
+        }
+        // 6.9
+        let end = region_offset.checked_add(region_len);
+        if end.is_none_or(|end| end > file_len) {
+            return Err(field("region_len"));
+        }
+        next_offset = region_offset + region_len;
+        levels.push(Level {
+            region_offset,
+            m,
+            item_count,
+            capacity,
+            target_fpr,
+            b,
+            f,
+            encoding,
+            core_bits,
+            precision,
+            region: &file[region_offset as usize..next_offset as usize],
+        });
+    }
+    if version != 1 {
+        let total: u64 = levels
+            .iter()
+            .map(|l| (l.region.len() as u64).div_ceil(1 << shift))
+            .sum();
+        if total != chunks {
+            return Err(corrupt("chunk_count"));
+        }
+    }
+    if next_offset != file_len {
+        return Err(corrupt("file_len"));
+    }
+    if !chain && u64_at(file, 48) != levels[0].target_fpr.to_bits() {
+        return Err(corrupt("target_fpr"));
+    }
+    let keys: u64 = levels
+        .iter()
+        .map(|l| {
+            if l.core_bits == 0 {
+                l.item_count
+            } else {
+                l.capacity
+            }
+        })
+        .sum();
+    let item_count = u64_at(file, 88);
+    if keys != item_count {
+        return Err(corrupt("item_count"));
+    }
+    // Step 7.
+    if version != 1 {
+        let table = &file[table_end..table_end + table_len as usize];
+        if crc(table) != u32_at(file, 100) {
+            return Err("Checksum(checksum table)".into());
+        }
+        if table[4 * chunks as usize..].iter().any(|&x| x != 0) {
+            return Err(corrupt("checksum table"));
+        }
+    }
+    Ok(File {
+        version,
+        chain,
+        seed: u64_at(file, 40),
+        item_count,
+        levels,
+    })
+}
+
+/// Step 8 of §7.
+fn check_regions(file: &[u8], f: &File<'_>) -> Result<(), String> {
+    let table_end = 128 + 64 * f.levels.len();
+    if f.version == 1 {
+        for (k, l) in f.levels.iter().enumerate() {
+            if crc(l.region) != u32_at(file, 128 + 64 * k + 52) {
+                return Err(format!("Checksum(level {k} buckets)"));
+            }
+        }
+    } else {
+        let c = 1usize << file[98];
+        let mut entry = table_end;
+        for (k, l) in f.levels.iter().enumerate() {
+            let r = l.region_offset as usize;
+            for (j, chunk) in l.region.chunks(c).enumerate() {
+                let start = r + j * c;
+                let mut covered = (start as u64).to_le_bytes().to_vec();
+                covered.extend_from_slice(chunk);
+                if crc(&covered) != u32_at(file, entry) {
+                    let end = start + chunk.len();
+                    return Err(format!(
+                        "Checksum(level {k} chunk {j} (bytes {start}..{end}))"
+                    ));
+                }
+                entry += 4;
+            }
+        }
+    }
+    for (k, l) in f.levels.iter().enumerate() {
+        let buckets = || corrupt(format!("level {k} buckets"));
+        let (used_bits, _) = lengths(l.m, l.b, l.f, l.encoding).unwrap();
+        if (used_bits..8 * l.region.len() as u64).any(|p| bit(l.region, p) == 1) {
+            return Err(buckets());
+        }
+        let mut occupied = 0;
+        for i in 0..l.m {
+            let slots = l.try_bucket(i).ok_or_else(buckets)?;
+            occupied += slots.iter().filter(|&&v| v != 0).count() as u64;
+        }
+        if occupied != l.item_count {
+            return Err(corrupt(format!("level {k} item_count")));
+        }
+        if l.core_bits != 0 {
+            let entries = l.entries().ok_or_else(buckets)?;
+            let p: u64 = entries.iter().map(|e| 1u64 << (60 - e.precision)).sum();
+            if p != l.precision {
+                return Err(corrupt(format!("level {k} precision")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Bit `p` of a region (§3: bit `p mod 8` of byte `p div 8`).
+fn bit(region: &[u8], p: u64) -> u64 {
+    ((region[(p / 8) as usize] >> (p % 8)) & 1) as u64
+}
+
+/// The `w`-bit field at bit `p`, bit by bit (§3).
+fn field(region: &[u8], p: u64, w: u64) -> u64 {
+    (0..w).fold(0, |acc, j| acc | bit(region, p + j) << j)
+}
+
+/// §3.3: the rank of each of the 3876 non-decreasing nibble sequences, as a table from rank
+/// to nibbles.
+fn unrank_table() -> &'static Vec<[u64; 4]> {
+    static TABLE: OnceLock<Vec<[u64; 4]>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t = vec![[u64::MAX; 4]; 3876];
+        for a in 0..16u64 {
+            for b in a..16 {
+                for c in b..16 {
+                    for d in c..16 {
+                        let (c0, c1, c2, c3) = (a, b + 1, c + 2, d + 3);
+                        let r = c0
+                            + c1 * (c1 - 1) / 2
+                            + c2 * (c2 - 1) * (c2 - 2) / 6
+                            + c3 * (c3 - 1) * (c3 - 2) * (c3 - 3) / 24;
+                        assert_eq!(t[r as usize][0], u64::MAX, "rank {r} twice");
+                        t[r as usize] = [a, b, c, d];
+                    }
+                }
+            }
+        }
+        assert!(t.iter().all(|n| n[0] != u64::MAX));
+        t
+    })
+}
+
+impl Level<'_> {
+    pub fn is_stretch(&self) -> bool {
+        self.core_bits != 0
+    }
+
+    /// The slot values of bucket `i` (§3), or `None` for an invalid semi-sorted bucket.
+    pub fn try_bucket(&self, i: u64) -> Option<Vec<u64>> {
+        let (b, f) = (self.b, self.f);
+        match self.encoding {
+            0 => {
+                let w = (f / 8) as usize;
+                Some(
+                    (0..b as usize)
+                        .map(|s| {
+                            let at = (i * b) as usize * w + s * w;
+                            let mut v = [0u8; 8];
+                            v[..w].copy_from_slice(&self.region[at..at + w]);
+                            u64::from_le_bytes(v)
+                        })
+                        .collect(),
+                )
+            }
+            1 => Some(
+                (0..b)
+                    .map(|s| field(self.region, (i * b + s) * f, f))
+                    .collect(),
+            ),
+            _ => {
+                let p = i * (4 * f - 4);
+                let index = field(self.region, p, 12);
+                let n = *unrank_table().get(index as usize)?;
+                let x: Vec<u64> = (0..4)
+                    .map(|k| {
+                        (n[k as usize] << (f - 4)) + field(self.region, p + 12 + k * (f - 4), f - 4)
+                    })
+                    .collect();
+                x.windows(2).all(|w| w[0] <= w[1]).then_some(x)
+            }
+        }
+    }
+
+    pub fn bucket(&self, i: u64) -> Vec<u64> {
+        self.try_bucket(i).expect("a valid bucket")
+    }
+
+    /// §3.4: every entry of a stretch level, bucket by bucket; `None` if a nonzero slot is no
+    /// valid entry.
+    pub fn entries(&self) -> Option<Vec<Entry>> {
+        assert!(self.is_stretch());
+        let (split, l0) = (Split::new(self.m), self.f - 1 - self.core_bits);
+        let mut out = Vec::new();
+        for i in 0..self.m {
+            let ell = split.address_length(i);
+            for v in self.try_bucket(i)? {
+                if v == 0 {
+                    continue;
+                }
+                let low = v & ((1 << (l0 + 1)) - 1);
+                if low == 0 {
+                    return None;
+                }
+                let cont = l0 - low.trailing_zeros() as u64;
+                out.push(Entry {
+                    bucket: i,
+                    value: v,
+                    ell,
+                    cont,
+                    precision: ell + cont,
+                });
+            }
+        }
+        Some(out)
+    }
+
+    /// §2.1 / §2.2: whether the level says the key of seeded hash `h` may be present.
+    pub fn contains_seeded(&self, h: u64) -> bool {
+        self.probes(h)
+            .iter()
+            .any(|&(i, q)| self.bucket(i).iter().any(|&v| self.matches(v, q)))
+    }
+
+    /// The two buckets a lookup reads and what it compares their slots with: a classic
+    /// level's fingerprint, a stretch level's query value.
+    pub fn probes(&self, h: u64) -> [(u64, u64); 2] {
+        if self.is_stretch() {
+            let [(i1, _, q1), (i2, _, q2)] = stretch_probes(h, self.m, self.core_bits, self.f);
+            [(i1, q1), (i2, q2)]
+        } else {
+            let (i1, fp, i2) = classic_probes(h, self.m, self.f);
+            [(i1, fp), (i2, fp)]
+        }
+    }
+
+    fn matches(&self, v: u64, q: u64) -> bool {
+        if self.is_stretch() {
+            answers(v, q, self.f)
+        } else {
+            v == q
+        }
+    }
+}
+
+impl File<'_> {
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.contains_hash(xxhash_rust::xxh3::xxh3_64(key))
+    }
+
+    /// `H` is the key hash of §2.
+    pub fn contains_hash(&self, key_hash: u64) -> bool {
+        let h = seeded(key_hash, self.seed);
+        self.levels.iter().any(|l| l.contains_seeded(h))
+    }
+}
+
+pub fn fmix64(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xFF51AFD7ED558CCD);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xC4CEB9FE1A85EC53);
+    x ^ (x >> 33)
+}
+
+/// §2: `h = fmix64(H XOR S)`.
+pub fn seeded(key_hash: u64, seed: u64) -> u64 {
+    fmix64(key_hash ^ seed)
+}
+
+fn range(x: u64, n: u64) -> u64 {
+    ((x & 0xFFFF_FFFF) * n) >> 32
+}
+
+/// §2.1: `(i1, fp, i2)`.
+pub fn classic_probes(h: u64, m: u64, f: u64) -> (u64, u64, u64) {
+    let i1 = range(h >> 32, m);
+    let fp = range(h & 0xFFFF_FFFF, (1u64 << f) - 1) + 1;
+    let o = 2 * range((fp.wrapping_mul(0x9E3779B97F4A7C15)) >> 32, m / 2) + 1;
+    let i2 = if o >= i1 { o - i1 } else { o + m - i1 };
+    (i1, fp, i2)
+}
+
+/// §2.2: `K` and `s` of a stretch level of `m` buckets.
+#[derive(Clone, Copy, Debug)]
+pub struct Split {
+    pub k: u32,
+    pub s: u64,
+}
+
+impl Split {
+    pub fn new(m: u64) -> Split {
+        let k = 63 - m.leading_zeros();
+        Split { k, s: m - (1 << k) }
+    }
+
+    /// `bucket(a)`: the bucket and the address length `ℓ`.
+    pub fn bucket(&self, a: u64) -> (u64, u64) {
+        let j = a & ((1 << self.k) - 1);
+        if j < self.s {
+            (a & ((1 << (self.k + 1)) - 1), self.k as u64 + 1)
+        } else {
+            (j, self.k as u64)
+        }
+    }
+
+    /// The address length of bucket `i`: `K + 1` for split buckets (below `s`) and their
+    /// images (from `2^K`), else `K`. FORMAT.md does not say this outright: §3.4 and §5.1
+    /// need "the address length of the bucket holding v", and §2.2 defines `ℓ` only as what
+    /// `bucket(a)` returns for an address string; this follows from `bucket` (reported with a
+    /// wording).
+    pub fn address_length(&self, i: u64) -> u64 {
+        if i < self.s || i >= 1 << self.k {
+            self.k as u64 + 1
+        } else {
+            self.k as u64
+        }
+    }
+}
+
+/// §2.2: `X` of a core.
+pub fn partner(core: u64) -> u64 {
+    fmix64((core + 1).wrapping_mul(0x9E3779B97F4A7C15)) | 1
+}
+
+/// §2.2: `[(i1, ℓ1, q1), (i2, ℓ2, q2)]` for seeded hash `h` in a stretch level of `m` buckets,
+/// core width `c` and slot width `w`.
+pub fn stretch_probes(h: u64, m: u64, c: u64, w: u64) -> [(u64, u64, u64); 2] {
+    let split = Split::new(m);
+    let l0 = w - 1 - c;
+    let core = h >> (64 - c);
+    let query = |a: u64| {
+        let (i, ell) = split.bucket(a);
+        let r = (0..l0).fold(0, |r, t| r | ((a >> (ell + t)) & 1) << (l0 - 1 - t));
+        (i, ell, core << (l0 + 1) | r << 1 | 1)
+    };
+    [query(h), query(h ^ partner(core))]
+}
+
+/// §2.2: whether slot value `v` answers query `q` (slots of `w` bits).
+pub fn answers(v: u64, q: u64, w: u64) -> bool {
+    v != 0 && ((v ^ q) & !(v ^ (v - 1))) & ((1 << w) - 1) == 0
+}
