@@ -123,7 +123,7 @@ fn layout(s: &Setup) -> (usize, Encoding) {
 /// `1 + ⌈log2(2b · 0.9 · 8.5 / share)⌉`, at least `c + 2`, rounded up to 8, 16 or 32 bits when
 /// plain; `None` past 32 bits (no width meets the share).
 pub fn slot_width(b: usize, encoding: Encoding, share: f64) -> Option<u32> {
-    if !(share > 0.0) {
+    if share.is_nan() || share <= 0.0 {
         return None;
     }
     let rate = 2.0 * b as f64 * SPLIT_LOAD * (1.0 + 0.75 * DESIGN_DOUBLINGS) / share;
@@ -430,7 +430,7 @@ impl Chain {
             assert_eq!(added.width, slot_width(b, e, self.shares[k0]).unwrap());
         } else {
             assert!(
-                !(old.bound_after_insert() > old.share),
+                old.bound_after_insert() <= old.share,
                 "a level took a key past its share: bound {} after it, share {}",
                 old.bound_after_insert(),
                 old.share
