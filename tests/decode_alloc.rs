@@ -138,17 +138,40 @@ fn valid_files() -> Vec<(String, Vec<u8>)> {
         }
         v.push((format!("{layout:?}"), f.to_bytes()));
     }
-    let mut c = ScalableCuckooFilter::new(Config::new(100)).unwrap();
-    for i in 0..5000u32 {
-        c.insert(&i.to_le_bytes()).unwrap();
-    }
+    let c = chain(100, 5000, 1000);
+    assert_eq!(c.levels(), 5);
     v.push(("chain".into(), c.to_bytes()));
     v
 }
 
-/// A valid chain file of `levels` levels of the smallest size: 2 plain buckets of 2 slots, a
-/// 64-byte region each, so 128 bytes of input per level.
-fn tiny_levels(levels: u32) -> Vec<u8> {
+/// A chain from `Config::new(capacity)` holding `keys` keys, with a new level after every
+/// `every` of them. (A stretch level grows a thousandfold before it needs a successor, so each
+/// level is closed by inserting its last key until its copies, which fill the key's two
+/// buckets, start a new one.)
+fn chain(capacity: usize, keys: u32, every: u32) -> ScalableCuckooFilter {
+    let mut c = ScalableCuckooFilter::new(Config::new(capacity)).unwrap();
+    for i in 0..keys {
+        c.insert(&i.to_le_bytes()).unwrap();
+        if (i + 1) % every == 0 && i + 1 < keys {
+            let levels = c.levels();
+            while c.levels() == levels {
+                c.insert(&i.to_le_bytes()).unwrap();
+                assert!(
+                    c.count(&i.to_le_bytes()) < 64,
+                    "key {i} does not start a level"
+                );
+            }
+        }
+    }
+    assert_eq!(c.levels() as u32, keys.div_ceil(every));
+    c
+}
+
+/// A valid chain file of `levels` levels of the smallest size: 2 plain buckets of 2 slots of
+/// 8 bits, a 64-byte region each, so 128 bytes of input per level. Stretch levels (core of 5
+/// bits, version 3) are what the crate writes and the most a reader builds per level; classic
+/// ones (version 2) are what older files hold.
+fn tiny_levels(levels: u32, stretch: bool) -> Vec<u8> {
     let template = ScalableCuckooFilter::new(
         Config::new(1)
             .bucket_size(2)
@@ -157,12 +180,18 @@ fn tiny_levels(levels: u32) -> Vec<u8> {
     )
     .unwrap()
     .to_bytes();
+    assert_eq!(
+        template[128 + 51],
+        5,
+        "the template's level is a stretch level"
+    );
     let l = levels as usize;
     // FORMAT.md §1: the level table, a checksum table of one entry per level (padded to a
     // cache line), then the regions.
     let regions = 128 + 64 * l + (4 * l).next_multiple_of(64);
     let mut b = vec![0u8; regions + 64 * l];
     b[..128].copy_from_slice(&template[..128]);
+    common::put_u32(&mut b, 8, if stretch { 3 } else { 2 }); // version
     common::put_u32(&mut b, 24, levels);
     common::put_u64(&mut b, 104, levels as u64); // chunk_count
     let len = b.len() as u64;
@@ -177,10 +206,13 @@ fn tiny_levels(levels: u32) -> Vec<u8> {
         common::put_u64(&mut b, d + 8, 64); // region_len
         common::put_u64(&mut b, d + 16, 2); // num_buckets
         common::put_u64(&mut b, d + 24, 0); // item_count
-        common::put_u64(&mut b, d + 32, 1); // capacity
+        // capacity (classic) or key_count (stretch)
+        common::put_u64(&mut b, d + 32, if stretch { 0 } else { 1 });
         b[d + 48] = 2; // bucket_size
-        b[d + 49] = 8; // fingerprint_bits
+        b[d + 49] = 8; // fingerprint_bits (stretch: the slot width)
         b[d + 50] = 0; // plain
+        b[d + 51] = if stretch { 5 } else { 0 }; // core_bits
+        common::put_u64(&mut b, d + 56, 0); // precision: no entries
     }
     common::resign(&mut b);
     b
@@ -263,11 +295,9 @@ fn large_files() -> Vec<(String, Vec<u8>)> {
     for i in 0..100_000u32 {
         f.insert(&i.to_le_bytes()).unwrap();
     }
-    let mut c = ScalableCuckooFilter::new(Config::new(100)).unwrap();
-    for i in 0..400_000u32 {
-        c.insert(&i.to_le_bytes()).unwrap();
-    }
+    let c = chain(100, 400_000, 40_000);
     assert!(c.levels() > 8);
+    assert!(c.size_in_bytes() > 1 << 20, "{} bytes", c.size_in_bytes());
     vec![
         ("large".into(), f.to_bytes()),
         ("large chain".into(), c.to_bytes()),
@@ -376,27 +406,34 @@ fn level_counts_that_fill_the_file_allocate_nothing_in_proportion() {
 }
 
 /// A valid chain of many levels of one cache line each: `ScalableCuckooFilter::from_bytes`
-/// builds an owned `CuckooFilter` per level (its table, at least 64 bytes, plus the struct and
-/// the decoder's level descriptor), a few times the 132 bytes of file per level; but a file
+/// builds an owned level per level (a stretch level, or a `CuckooFilter` for a classic one: its
+/// table, at least 64 bytes, plus the struct and the decoder's level descriptor), a few times
+/// the 132 bytes of file per level; but a file
 /// holds at most `MAX_LEVELS` levels (FORMAT.md §4), so that stays within the slack. Counts
 /// above the limit are refused before any level is read.
 #[test]
 fn tiny_levels_within_the_input_plus_64k() {
     let dir = tempfile::tempdir().unwrap();
-    for levels in [10, 100, cuckoo_sst::MAX_LEVELS] {
-        let bytes = tiny_levels(levels);
-        let (c, p) = peak_of(|| ScalableCuckooFilter::from_bytes(&bytes).unwrap());
-        assert_eq!(c.levels(), levels as usize);
-        drop(c);
-        println!("{levels} levels of 64 bytes: {p} bytes for {}", bytes.len());
-        check(&format!("{levels} levels"), &bytes);
-        check_file(&format!("{levels} levels"), &dir.path().join("f"), &bytes);
-    }
-    for levels in [cuckoo_sst::MAX_LEVELS + 1, 500, 4000] {
-        let bytes = tiny_levels(levels);
-        let (r, p) = peak_of(|| ScalableCuckooFilter::from_bytes(&bytes).is_err());
-        assert!(r, "{levels} levels accepted");
-        assert!(p < 1024, "{levels} levels: {p} bytes to refuse them");
-        check(&format!("{levels} levels"), &bytes);
+    for stretch in [true, false] {
+        for levels in [10, 100, cuckoo_sst::MAX_LEVELS] {
+            let what = format!("{levels} levels of 64 bytes, stretch: {stretch}");
+            let bytes = tiny_levels(levels, stretch);
+            assert_eq!(bytes[8], if stretch { 3 } else { 2 }, "{what}: version");
+            let (c, p) = peak_of(|| ScalableCuckooFilter::from_bytes(&bytes).unwrap());
+            assert_eq!(c.levels(), levels as usize);
+            // Decoded as the kind of level it holds: written back, the same bytes.
+            assert!(c.to_bytes() == bytes, "{what}: not written back as read");
+            drop(c);
+            println!("{what}: {p} bytes for {}", bytes.len());
+            check(&what, &bytes);
+            check_file(&what, &dir.path().join("f"), &bytes);
+        }
+        for levels in [cuckoo_sst::MAX_LEVELS + 1, 500, 4000] {
+            let bytes = tiny_levels(levels, stretch);
+            let (r, p) = peak_of(|| ScalableCuckooFilter::from_bytes(&bytes).is_err());
+            assert!(r, "{levels} levels accepted");
+            assert!(p < 1024, "{levels} levels: {p} bytes to refuse them");
+            check(&format!("{levels} levels"), &bytes);
+        }
     }
 }

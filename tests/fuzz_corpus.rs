@@ -202,6 +202,29 @@ fn seeds_reach_every_layout() {
     }
 }
 
+/// The chain seeds drive growth: a level splits from a few buckets to hundreds, splits copy
+/// entries that ran out of continuation bits, copies of one key start levels, and inserts are
+/// refused at the level limit and at `max_bytes`.
+#[test]
+fn chain_seeds_drive_growth() {
+    let mut all = fuzz_common::chain::Reached::default();
+    for (name, data) in corpus("chain", true) {
+        let r = fuzz_common::chain::run_reached(&data);
+        println!("{name}: {r:?}");
+        all.levels = all.levels.max(r.levels);
+        all.buckets = all.buckets.max(r.buckets);
+        all.copied |= r.copied;
+        all.full_at_max_levels |= r.full_at_max_levels;
+        all.full_at_max_bytes |= r.full_at_max_bytes;
+    }
+    assert!(all.levels >= 5, "{all:?}");
+    assert!(all.buckets >= 400, "{all:?}");
+    assert!(
+        all.copied && all.full_at_max_levels && all.full_at_max_bytes,
+        "{all:?}"
+    );
+}
+
 /// Operation bytes for a seed: mostly inserts of `keys` distinct keys (so that small tables
 /// fill and chains grow), with removals, inserts of unique keys, a batch and a round trip.
 fn seed_ops(rng: &mut Rng, n: usize, keys: usize) -> Vec<u8> {
@@ -220,6 +243,26 @@ fn seed_ops(rng: &mut Rng, n: usize, keys: usize) -> Vec<u8> {
         } else {
             rng.below(keys) as u8
         });
+    }
+    v
+}
+
+/// Operation bytes that make a chain grow: fresh keys in bulk (op 6 with bit 6: `4·(k + 1)`
+/// keys), removals of fresh keys (4 with bit 6), copies of key 7, and among them inserts of
+/// numbered keys, lookups and round trips.
+fn growth_ops(rng: &mut Rng, n: usize) -> Vec<u8> {
+    let mut v = Vec::new();
+    for _ in 0..n {
+        let (op, k) = match rng.below(16) {
+            0..=3 => (0x46, rng.next() as u8),
+            4..=6 => (0x44, rng.next() as u8),
+            7..=9 => (0, 7),
+            10 => (7, 0),
+            11 => (6, rng.next() as u8),
+            12 => (4, 7),
+            _ => (rng.below(3) as u8, rng.below(64) as u8),
+        };
+        v.extend([op, k]);
     }
     v
 }
@@ -320,6 +363,38 @@ fn write_seed_corpora() {
         data.push(40); // operations before the round trip
         data.extend(seed_ops(&mut rng, 70, 64));
         out.push(("roundtrip", name, data));
+    }
+    // Seeds that drive a chain's growth (after the others, so that those stay as they were):
+    // fresh keys in bulk from 2 buckets, copies of one key, and limits.
+    let growth = [
+        ("grow-default", chain_setup(0, 0, 3, 0, 1, 0, 0, 3, 0), 48),
+        (
+            "grow-plain-b2-fpr0.5",
+            chain_setup(1, 1, 0, 1, 1, 0, 0, 3, 0),
+            0,
+        ),
+        (
+            "grow-semi-levels2",
+            chain_setup(3, 2, 3, 0, 1, 2, 0, 3, 0),
+            24,
+        ),
+        (
+            "grow-packed-b8-bytes4k",
+            chain_setup(2, 3, 2, 1, 1, 0, 2, 2, 0),
+            0,
+        ),
+        (
+            "grow-kicks0-levels3",
+            chain_setup(0, 2, 4, 0, 1, 3, 0, 0, 16),
+            0,
+        ),
+    ];
+    for (name, mut setup, copies) in growth {
+        for _ in 0..copies {
+            setup.extend([0, 7]); // insert key 7 again
+        }
+        setup.extend(growth_ops(&mut rng, 80));
+        out.push(("chain", name, setup));
     }
     for (target, name, data) in out {
         let dir = corpus_dir(target);

@@ -25,13 +25,28 @@ fn single() -> CuckooFilter {
     f
 }
 
-/// A chain of four levels holding keys `0..700`.
+/// A chain of four levels holding keys `0..700`. A stretch level grows a thousandfold before
+/// it needs a successor, so after each quarter of the keys the last one is inserted again
+/// until its copies, which fill its two buckets, start a new level.
 fn chain() -> ScalableCuckooFilter {
     let mut f = ScalableCuckooFilter::new(Config::new(50).seed(12)).unwrap();
     for i in 0..700 {
         f.insert(&key(i)).unwrap();
+        if (i + 1) % 175 == 0 && f.levels() < 4 {
+            let levels = f.levels();
+            for _ in 0..64 {
+                f.insert(&key(i)).unwrap();
+                if f.levels() > levels {
+                    break;
+                }
+            }
+        }
     }
-    assert!(f.levels() >= 4, "{} levels", f.levels());
+    assert_eq!(f.levels(), 4);
+    for k in 0..4 {
+        let own = (0..700).filter(|&i| f.level(k).unwrap().contains(&key(i)));
+        assert!(own.count() >= 175, "level {k}");
+    }
     f
 }
 

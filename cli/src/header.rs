@@ -33,12 +33,16 @@ pub struct Level {
     pub region_offset: u64,
     pub region_len: u64,
     pub num_buckets: u64,
+    /// Occupied slots (a stretch level's splits may copy an entry into two).
     pub item_count: u64,
+    /// Classic: the items it was sized for; stretch (`core_bits` > 0): its keys (`key_count`).
     pub capacity: u64,
     pub target_fpr: f64,
     pub bucket_size: u8,
     pub fingerprint_bits: u8,
     pub encoding: u8,
+    /// Version 3: 0 for a classic level, the core width of a stretch level.
+    pub core_bits: u8,
 }
 
 struct Reader<'a>(&'a [u8]);
@@ -90,16 +94,19 @@ pub const HEADER_FIELDS: [(&str, u64, u64); 20] = [
 ];
 
 /// A level descriptor's fields (FORMAT.md §5), relative to the descriptor's start.
-pub const LEVEL_FIELDS: [(&str, u64, u64); 9] = [
+pub const LEVEL_FIELDS: [(&str, u64, u64); 12] = [
     ("region_offset", 0, 8),
     ("region_len", 8, 16),
     ("num_buckets", 16, 24),
     ("item_count", 24, 32),
     ("capacity", 32, 40),
+    ("key_count", 32, 40),
     ("target_fpr", 40, 48),
     ("bucket_size", 48, 49),
     ("fingerprint_bits", 49, 50),
     ("encoding", 50, 51),
+    ("core_bits", 51, 52),
+    ("precision", 56, 64),
 ];
 
 /// The byte range of field `name` in `fields`.
@@ -136,6 +143,7 @@ impl Header {
                     bucket_size: r.u8(l("bucket_size"))?,
                     fingerprint_bits: r.u8(l("fingerprint_bits"))?,
                     encoding: r.u8(l("encoding"))?,
+                    core_bits: r.u8(l("core_bits"))?,
                 })
             })
             .collect::<Option<Vec<_>>>()?;
@@ -202,10 +210,32 @@ impl Level {
         )
     }
 
-    pub fn bits_per_item(&self) -> Option<f64> {
-        (self.item_count > 0).then(|| self.region_len as f64 * 8.0 / self.item_count as f64)
+    /// A stretch level (FORMAT.md §2.2): it grew in place, and its descriptor counts keys
+    /// apart from occupied slots.
+    pub fn is_stretch(&self) -> bool {
+        self.core_bits != 0
     }
 
+    /// The keys in the level.
+    pub fn keys(&self) -> u64 {
+        if self.is_stretch() {
+            self.capacity
+        } else {
+            self.item_count
+        }
+    }
+
+    /// The items a classic level was sized for (a stretch level has no fixed capacity).
+    pub fn sized_for(&self) -> Option<u64> {
+        (!self.is_stretch()).then_some(self.capacity)
+    }
+
+    /// Bucket region bits per key.
+    pub fn bits_per_item(&self) -> Option<f64> {
+        (self.keys() > 0).then(|| self.region_len as f64 * 8.0 / self.keys() as f64)
+    }
+
+    /// Occupied slots over slots.
     pub fn load_factor(&self) -> f64 {
         self.item_count as f64 / (self.num_buckets as f64 * self.bucket_size as f64)
     }
@@ -218,8 +248,8 @@ impl Level {
             "bucket_size": self.bucket_size,
             "fingerprint_bits": self.fingerprint_bits,
             "num_buckets": self.num_buckets,
-            "capacity": self.capacity,
-            "items": self.item_count,
+            "capacity": self.sized_for(),
+            "items": self.keys(),
             "load_factor": self.load_factor(),
             "target_fpr": self.target_fpr,
             "region_offset": self.region_offset,
@@ -270,6 +300,8 @@ mod tests {
         assert_eq!(l.layout(), format!("packed b={} f=11", f.bucket_size()));
         assert_eq!(l.num_buckets, f.num_buckets() as u64);
         assert_eq!(l.capacity, 1000, "the items it was sized for");
+        assert_eq!((l.sized_for(), l.keys()), (Some(1000), 700));
+        assert!(!l.is_stretch());
         assert_eq!(l.item_count, 700);
         assert_eq!(l.region_offset % 64, 0);
         assert!(l.region_offset + l.region_len <= bytes.len() as u64);
@@ -290,10 +322,19 @@ mod tests {
         assert_eq!(h.levels.len(), c.levels());
         assert_eq!(h.chain_bucket_size, 2);
         assert!(h.growth_factor > 1.0);
-        assert_eq!(
-            h.levels.iter().map(|l| l.item_count).sum::<u64>(),
-            h.item_count
+        // Stretch levels: their keys add up to the header's, and have no fixed capacity.
+        assert_eq!(h.version, 3);
+        assert!(
+            h.levels
+                .iter()
+                .all(|l| l.is_stretch() && l.sized_for().is_none())
         );
+        assert_eq!(h.levels.iter().map(Level::keys).sum::<u64>(), h.item_count);
         assert_eq!(h.item_count, c.len() as u64);
+        for (k, l) in h.levels.iter().enumerate() {
+            let view = c.level(k).unwrap();
+            assert_eq!((l.core_bits, l.keys()), (5, view.len() as u64));
+            assert!(l.item_count >= l.keys(), "occupied slots, copies included");
+        }
     }
 }

@@ -706,8 +706,8 @@ fn info(a: InfoArgs) -> Outcome {
                 "{k:>5}  {:<22} {:>12} {:>12} {:>12} {:>6.1}% {:>12} {:>9}",
                 l.layout(),
                 l.num_buckets,
-                l.capacity,
-                l.item_count,
+                l.sized_for().map_or("-".into(), |c| c.to_string()),
+                l.keys(),
                 l.load_factor() * 100.0,
                 l.region_len,
                 l.bits_per_item().map_or("-".into(), |b| format!("{b:.2}"))

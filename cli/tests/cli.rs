@@ -648,16 +648,41 @@ fn growable_and_layout_options_reach_the_file() {
     assert_eq!(v["growable"], true);
     assert_eq!(v["items"], 300_000);
     assert_eq!(v["checksums"], "ok");
+    // Six-fold growth stays in the first level, grown in place past the 50 000 keys it was
+    // sized for: a stretch level, whose keys are its items and which has no fixed capacity.
     let levels = v["levels"].as_array().unwrap();
-    assert!(levels.len() >= 3, "{levels:?}");
+    assert_eq!(levels.len(), 1, "{levels:?}");
+    let l = &levels[0];
+    assert_eq!(l["items"], 300_000);
+    assert!(l["capacity"].is_null(), "{l:?}");
+    let slots = l["num_buckets"].as_u64().unwrap() * l["bucket_size"].as_u64().unwrap();
+    assert!(slots as f64 * 0.9 >= 300_000.0, "{l:?}");
+    assert!(v["expected_fpr"].as_f64().unwrap() <= 0.001);
+    assert_eq!(run(&["verify", &chain], b"").code, 0);
+
+    // From a capacity of 1, growth far past a thousandfold takes a second level; the levels'
+    // keys add up to the file's.
+    let chain = built(
+        dir.path(),
+        "levels.cuckoo",
+        40_000,
+        &["--growable", "--initial-capacity", "1"],
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&run(&["info", &chain, "--json"], b"").stdout).unwrap();
+    let levels = v["levels"].as_array().unwrap();
+    assert!(levels.len() >= 2, "{levels:?}");
     assert_eq!(
         levels
             .iter()
             .map(|l| l["items"].as_u64().unwrap())
             .sum::<u64>(),
-        300_000
+        40_000
     );
-    assert!(v["expected_fpr"].as_f64().unwrap() <= 0.001);
+    assert!(v["expected_fpr"].as_f64().unwrap() <= 0.01);
+    let text = run(&["info", &chain], b"");
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert!(text.stdout.contains("growable chain of"), "{}", text.stdout);
     assert_eq!(run(&["verify", &chain], b"").code, 0);
 
     let plain = built(

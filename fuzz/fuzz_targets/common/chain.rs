@@ -1,12 +1,55 @@
 //! The `chain` target: a `ScalableCuckooFilter` with any encoding and bucket size a chain can
-//! be fixed to (or left to choose), any growth settings and limits, and operations on it
-//! checked against the model.
+//! be fixed to (or left to choose), any rate, tightening and limits, and operations on it
+//! checked against the model of its keys (`super::drive`) and against a model of how it grows
+//! (FORMAT.md §8), read from its file after every operation:
 //!
-//! Input: six setup bytes (layout, rate and tightening, growth and limits, kicks and capacity,
-//! seed), then operations of two bytes each (see [`super::drive`]).
+//! - every level has the false-positive share the policy gives it (the first `(1 − r)·ε`, each
+//!   later one `(1 − r)` of what the levels before it left), the slot width that share calls
+//!   for, and a bound (its precision sum, §5.1) within the share;
+//! - an insert changes the newest level only: it splits buckets when the level would pass 90 %
+//!   of its slots (and at most 16 more to find room), never takes a key that would take the
+//!   level past its share, and otherwise starts a new level sized for a quarter of the keys,
+//!   leaving the old one exactly as it was;
+//! - a refused insert (`Full`) changes nothing, and happens only when a new level is forbidden:
+//!   `max_levels` (or 128) reached, a file past `max_bytes`, or a share no slot width meets.
+//!
+//! The operations drive growth: small first levels (from 2 buckets), fresh keys by the
+//! thousand (so that entries run out of continuation bits and splits copy them), and copies of
+//! one key without limit, which fill its two buckets and start a new level every `2b` or so.
+//!
+//! Input: six setup bytes (layout, rate and tightening, growth factor and limits, kicks and
+//! capacity, seed), then operations of two bytes each (see [`super::drive`]).
 
-use super::{Input, Model, Subject, all_keys, check_model, drive};
-use cuckoo_sst::{Config, Encoding, Error, Result, ScalableCuckooFilter};
+use super::{Input, MAX_FRESH, Model, Subject, all_keys, check_model, drive, fresh_key};
+use cuckoo_sst::{Config, Encoding, Error, MAX_LEVELS, Result, ScalableCuckooFilter};
+use std::cell::Cell;
+
+/// How far a run drove its chain (what `tests/fuzz_corpus.rs` holds the seeds to).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Reached {
+    /// The most levels it had.
+    pub levels: usize,
+    /// The most buckets a level had (a first level starts from 2 to 36).
+    pub buckets: u64,
+    /// Whether a level held more entries than keys: splits copied entries that had no
+    /// continuation bit left.
+    pub copied: bool,
+    /// Whether an insert was refused at the level limit, and for `max_bytes`.
+    pub full_at_max_levels: bool,
+    pub full_at_max_bytes: bool,
+}
+
+thread_local! {
+    static REACHED: Cell<Reached> = Cell::new(Reached::default());
+}
+
+fn note(f: impl FnOnce(&mut Reached)) {
+    REACHED.with(|r| {
+        let mut reached = r.get();
+        f(&mut reached);
+        r.set(reached);
+    });
+}
 
 /// What the setup bytes chose.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -15,6 +58,7 @@ pub struct Setup {
     pub bucket_size: Option<usize>,
     pub fpr: f64,
     pub tightening: f64,
+    /// Only kept in the file (FORMAT.md §4): growth is by splits and shares.
     pub growth_factor: f64,
     pub max_levels: u32,
     pub max_bytes: u64,
@@ -30,7 +74,7 @@ pub const ENCODINGS: [Option<Encoding>; 4] = [
     Some(Encoding::SemiSorted),
 ];
 pub const BUCKET_SIZES: [Option<usize>; 4] = [None, Some(2), Some(4), Some(8)];
-pub const MAX_LEVELS: [u32; 4] = [0, 1, 2, 3];
+pub const MAX_LEVELS_CHOICES: [u32; 4] = [0, 1, 2, 3];
 pub const MAX_BYTES: [u64; 4] = [0, 1024, 4096, 65536];
 
 pub fn setup(input: &mut Input<'_>) -> Setup {
@@ -39,27 +83,201 @@ pub fn setup(input: &mut Input<'_>) -> Setup {
         encoding: ENCODINGS[layout as usize % 4],
         bucket_size: BUCKET_SIZES[layout as usize / 4 % 4],
         fpr: [0.5, 0.2, 0.05, 0.01, 1e-3, 1e-4, 1e-5, 1e-7][rate as usize % 8],
-        tightening: [0.5, 0.8, 0.9, 0.99][rate as usize / 8 % 4],
+        // The default 0.2 (each level gets 80 % of the budget left) to 0.99 (1 %).
+        tightening: [0.2, 0.5, 0.9, 0.99][rate as usize / 8 % 4],
         growth_factor: [1.5, 2.0, 4.0, 64.0][growth as usize % 4],
-        max_levels: MAX_LEVELS[growth as usize / 4 % 4],
+        max_levels: MAX_LEVELS_CHOICES[growth as usize / 4 % 4],
         max_bytes: MAX_BYTES[growth as usize / 16 % 4],
         max_kicks: super::ops::KICKS[sizing as usize % 4],
-        // 0 to 64 items in the first level: small levels, which fill and make the chain grow.
+        // 0 to 64 items in the first level: from 2 buckets, so that it splits many times.
         capacity: (sizing as usize / 4) % 65,
         seed: input.u16() as u64,
     }
 }
 
-/// A chain with the settings it was made with.
+// The growth policy of FORMAT.md §8, as the model expects it.
+
+/// The core of every stretch level the crate makes.
+const CORE_BITS: u32 = 5;
+/// A level splits a bucket whenever an insert would take it past this share of its slots.
+const SPLIT_LOAD: f64 = 0.9;
+/// A level's width is chosen so that its bound reaches its share after `2^10`-fold growth.
+const DESIGN_DOUBLINGS: f64 = 10.0;
+/// An insert splits at most this many more buckets to find room before a new level takes it.
+const RETRIES: u64 = 16;
+/// §5.1: precision sums count an entry of precision `T` as `2^(60 − T)`.
+const PRECISION_SCALE: i32 = 60;
+
+/// The bucket size and encoding of every level.
+fn layout(s: &Setup) -> (usize, Encoding) {
+    let b = s.bucket_size.unwrap_or(4);
+    let e = s.encoding.unwrap_or(if b == 4 {
+        Encoding::SemiSorted
+    } else {
+        Encoding::Packed
+    });
+    (b, e)
+}
+
+/// The slot width of a level with the false-positive share `share`:
+/// `1 + ⌈log2(2b · 0.9 · 8.5 / share)⌉`, at least `c + 2`, rounded up to 8, 16 or 32 bits when
+/// plain; `None` past 32 bits (no width meets the share).
+pub fn slot_width(b: usize, encoding: Encoding, share: f64) -> Option<u32> {
+    if share.is_nan() || share <= 0.0 {
+        return None;
+    }
+    let rate = 2.0 * b as f64 * SPLIT_LOAD * (1.0 + 0.75 * DESIGN_DOUBLINGS) / share;
+    let precision = rate.log2().ceil().max(1.0);
+    if precision > 31.0 {
+        return None;
+    }
+    let w = (precision as u32 + 1).max(CORE_BITS + 2);
+    match encoding {
+        Encoding::Plain => [8, 16, 32].into_iter().find(|&p| p >= w),
+        _ => Some(w),
+    }
+}
+
+/// The buckets of a new level sized for `keys` keys: `⌈keys / (b · 0.9)⌉`, at least 2.
+fn buckets_for(keys: u64, b: usize) -> u64 {
+    (keys as f64 / (b as f64 * SPLIT_LOAD)).ceil().max(2.0) as u64
+}
+
+/// The length of a region of `m` buckets of `b` slots of `w` bits (FORMAT.md §3).
+fn region_len(m: u64, b: usize, w: u32, encoding: Encoding) -> u64 {
+    let (b, w) = (b as u64, w as u64);
+    match encoding {
+        Encoding::Plain => (m * b * w / 8).next_multiple_of(64),
+        Encoding::Packed => ((m * b * w).div_ceil(8) + 16).next_multiple_of(64),
+        Encoding::SemiSorted => ((m * (4 * w - 4)).div_ceil(8) + 16).next_multiple_of(64),
+        e => panic!("{e:?}: an encoding the model does not know"),
+    }
+}
+
+/// The length of a file with regions of these lengths (FORMAT.md §1, §6: 64 KiB chunks).
+fn file_len(regions: impl IntoIterator<Item = u64>) -> u64 {
+    let (mut levels, mut chunks, mut total) = (0, 0, 0);
+    for len in regions {
+        levels += 1;
+        chunks += len.div_ceil(1 << 16);
+        total += len;
+    }
+    128 + 64 * levels + (4 * chunks).next_multiple_of(64) + total
+}
+
+/// A level descriptor's fields (FORMAT.md §5), and the level's region.
+#[derive(Clone, Debug, PartialEq)]
+struct Level {
+    region_len: u64,
+    buckets: u64,
+    /// Occupied slots: keys, and copies splits made of entries without continuation bits.
+    entries: u64,
+    keys: u64,
+    share: f64,
+    bucket_size: usize,
+    width: u32,
+    encoding: u8,
+    core_bits: u32,
+    precision: u64,
+    region: Vec<u8>,
+}
+
+impl Level {
+    fn slots(&self) -> u64 {
+        self.buckets * self.bucket_size as u64
+    }
+
+    /// §5.1: `2^(1 − c) · P · 2^−60`, at most 1 (computed as the crate does, so that the two
+    /// agree bit for bit).
+    fn bound_of(&self, precision: u64) -> f64 {
+        let scale = 2f64.powi(1 - self.core_bits as i32 - PRECISION_SCALE);
+        (precision as f64 * scale).min(1.0)
+    }
+
+    fn bound(&self) -> f64 {
+        self.bound_of(self.precision)
+    }
+
+    /// The bound with one more entry of the least precision a new key gets: its bucket's
+    /// address length `K = ⌊log2 m⌋` plus every continuation bit, `L0 = w − 1 − c`.
+    fn bound_after_insert(&self) -> f64 {
+        let k = 63 - self.buckets.leading_zeros() as i32;
+        let l0 = self.width as i32 - 1 - self.core_bits as i32;
+        self.bound_of(self.precision + (1u64 << (PRECISION_SCALE - k - l0)))
+    }
+
+    /// Whether `entries` occupied slots pass the split load.
+    fn over_load(&self, entries: u64) -> bool {
+        entries as f64 > SPLIT_LOAD * self.slots() as f64
+    }
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+fn f64_at(b: &[u8], at: usize) -> f64 {
+    f64::from_bits(u64_at(b, at))
+}
+
+/// A chain's file, as the model reads it: the header and every level.
+#[derive(Debug)]
+struct File {
+    len: usize,
+    header: Vec<u8>,
+    levels: Vec<Level>,
+}
+
+impl File {
+    fn of(c: &ScalableCuckooFilter) -> File {
+        let bytes = c.to_bytes();
+        let n = u32_at(&bytes, 24) as usize;
+        let levels = (0..n)
+            .map(|k| {
+                let d = &bytes[128 + 64 * k..128 + 64 * (k + 1)];
+                let (offset, len) = (u64_at(d, 0) as usize, u64_at(d, 8));
+                Level {
+                    region_len: len,
+                    buckets: u64_at(d, 16),
+                    entries: u64_at(d, 24),
+                    keys: u64_at(d, 32),
+                    share: f64_at(d, 40),
+                    bucket_size: d[48] as usize,
+                    width: d[49] as u32,
+                    encoding: d[50],
+                    core_bits: d[51] as u32,
+                    precision: u64_at(d, 56),
+                    region: bytes[offset..offset + len as usize].to_vec(),
+                }
+            })
+            .collect();
+        File {
+            len: bytes.len(),
+            header: bytes[..128].to_vec(),
+            levels,
+        }
+    }
+}
+
+/// A chain with the settings it was made with, and what the model expects of its levels.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Chain {
     pub c: ScalableCuckooFilter,
     pub setup: Setup,
+    /// The false-positive share the policy gives each level, computed when it was added.
+    pub shares: Vec<f64>,
+    /// The file's length when the chain was made: the first level is made whatever
+    /// `max_bytes` says, and only growth is held to it.
+    pub first_len: usize,
 }
 
 impl Chain {
-    /// The chain for `s`, or `None` when it is refused: for semi-sorted buckets of other than
-    /// 4 slots, or a first level's false-positive share that may be out of reach.
+    /// The chain for `s`, or `None` when it is refused (`InvalidConfig`): for semi-sorted
+    /// buckets of other than 4 slots, or a first level's share no slot width meets.
     pub fn new(s: &Setup) -> Option<Chain> {
         let mut config = Config::new(s.capacity)
             .false_positive_rate(s.fpr)
@@ -77,7 +295,10 @@ impl Chain {
         }
         let bad_layout =
             s.encoding == Some(Encoding::SemiSorted) && s.bucket_size.is_some_and(|b| b != 4);
-        let out_of_reach = share(s, 0) < REACHABLE_SHARE;
+        let (b, e) = layout(s);
+        // No levels before it: the whole target is left.
+        let share = s.fpr * (1.0 - s.tightening);
+        let width = slot_width(b, e, share);
         match ScalableCuckooFilter::new(config) {
             Ok(c) => {
                 assert!(
@@ -85,10 +306,25 @@ impl Chain {
                     "semi-sorted buckets of {:?} accepted",
                     s.bucket_size
                 );
+                assert!(width.is_some(), "{s:?}: a share of {share} met");
                 assert_eq!((c.levels(), c.seed(), c.len()), (1, s.seed, 0));
-                Some(Chain { c, setup: *s })
+                let first = c.level(0).unwrap();
+                assert_eq!(
+                    (first.num_buckets() as u64, first.fingerprint_bits()),
+                    (buckets_for(s.capacity as u64, b), width.unwrap()),
+                    "{s:?}: the first level"
+                );
+                let first_len = c.size_in_bytes();
+                let chain = Chain {
+                    c,
+                    setup: *s,
+                    shares: vec![share],
+                    first_len,
+                };
+                chain.check(&[]);
+                Some(chain)
             }
-            Err(Error::InvalidConfig { .. }) if bad_layout || out_of_reach => None,
+            Err(Error::InvalidConfig { .. }) if bad_layout || width.is_none() => None,
             Err(e) => panic!("{s:?}: {e}"),
         }
     }
@@ -104,25 +340,125 @@ impl Chain {
             })
             .count()
     }
-}
 
-/// The false-positive share of level `k`: `ε·(1 − r)·rᵏ`.
-fn share(s: &Setup, k: usize) -> f64 {
-    s.fpr * (1.0 - s.tightening) * s.tightening.powi(k as i32)
-}
+    /// The share a level added now gets: `(1 − r)` of what the levels' bounds leave of the
+    /// target (summed oldest first, as the crate does).
+    fn next_share(&self) -> f64 {
+        let used: f64 = (0..self.c.levels())
+            .map(|k| self.c.level(k).unwrap().expected_fpr())
+            .sum();
+        (self.setup.fpr - used) * (1.0 - self.setup.tightening)
+    }
 
-/// Above the largest full-bucket bound of 32-bit fingerprints (buckets of 8:
-/// `1 − (1 − 1/(2³² − 1))¹⁶ ≈ 3.73e-9`): a level's share at least this is reachable in every
-/// layout a chain can be fixed to.
-const REACHABLE_SHARE: f64 = 4e-9;
+    /// The most levels the chain may have.
+    fn level_limit(&self) -> usize {
+        match self.setup.max_levels {
+            0 => MAX_LEVELS as usize,
+            n => n as usize,
+        }
+    }
+
+    /// Per level: keys and buckets (what an insert of a fresh key is checked by).
+    fn shape(&self) -> Vec<(usize, usize)> {
+        (0..self.c.levels())
+            .map(|k| {
+                let l = self.c.level(k).unwrap();
+                (l.len(), l.num_buckets())
+            })
+            .collect()
+    }
+
+    /// Inserts with `insert`, recording the share of a level the insert adds.
+    fn insert_with(
+        &mut self,
+        insert: impl FnOnce(&mut ScalableCuckooFilter) -> Result<bool>,
+    ) -> Result<bool> {
+        let (share, levels) = (self.next_share(), self.c.levels());
+        let r = insert(&mut self.c);
+        if self.c.levels() > levels {
+            self.shares.push(share);
+        }
+        r
+    }
+
+    /// An insert into `before` was refused: a new level was forbidden, by the level limit, by
+    /// `max_bytes` (the level it would get does not fit), or because no width meets its share.
+    fn check_refusal(&self, before: &Chain) {
+        let s = &self.setup;
+        let was = File::of(&before.c);
+        let (b, e) = layout(s);
+        let at_limit = was.levels.len() >= self.level_limit();
+        let width = slot_width(b, e, before.next_share());
+        let too_large = width.is_some_and(|w| {
+            let m = buckets_for((before.c.len() as u64 / 4).max(64), b);
+            let regions = was.levels.iter().map(|l| l.region_len);
+            s.max_bytes != 0 && file_len(regions.chain([region_len(m, b, w, e)])) > s.max_bytes
+        });
+        note(|r| {
+            r.full_at_max_levels |= at_limit;
+            r.full_at_max_bytes |= !at_limit && too_large;
+        });
+        assert!(
+            at_limit || too_large || width.is_none(),
+            "an insert was refused at {} levels ({} keys) with a new level allowed",
+            was.levels.len(),
+            before.c.len()
+        );
+    }
+
+    /// A successful insert into `before` gave `self`: only the newest level changed, as the
+    /// policy says; or the newest level is exactly as it was and a new level took the key.
+    fn check_growth(&self, before: &Chain) {
+        let (was, now) = (File::of(&before.c), File::of(&self.c));
+        let (k0, k1) = (was.levels.len(), now.levels.len());
+        assert!(k1 == k0 || k1 == k0 + 1, "{k0} levels became {k1}");
+        for k in 0..k0 - 1 {
+            assert!(
+                was.levels[k] == now.levels[k],
+                "an insert changed level {k} of {k0}"
+            );
+        }
+        let (old, new) = (&was.levels[k0 - 1], &now.levels[k0 - 1]);
+        if k1 == k0 + 1 {
+            // The newest level could not take the key: whatever it split for it is undone.
+            assert!(old == new, "the level closed for a key was changed");
+            let added = &now.levels[k0];
+            let (b, e) = layout(&self.setup);
+            let want = buckets_for((before.c.len() as u64 / 4).max(64), b);
+            assert_eq!(added.buckets, want, "a new level's buckets");
+            assert_eq!((added.keys, added.entries), (1, 1), "a new level's keys");
+            assert_eq!(added.width, slot_width(b, e, self.shares[k0]).unwrap());
+        } else {
+            assert!(
+                old.bound_after_insert() <= old.share,
+                "a level took a key past its share: bound {} after it, share {}",
+                old.bound_after_insert(),
+                old.share
+            );
+            assert_eq!(new.keys, old.keys + 1, "the newest level's keys");
+            assert!(new.buckets >= old.buckets, "a level shrank");
+            let grown = new.buckets - old.buckets;
+            if !old.over_load(old.entries + 1) {
+                // No split was needed for the load: only those to find room.
+                assert!(
+                    grown <= RETRIES,
+                    "{grown} buckets split for one key below the split load"
+                );
+            } else if self.setup.max_bytes == 0 {
+                assert!(grown > 0, "the level passed its split load without a split");
+            }
+        }
+    }
+}
 
 impl Subject for Chain {
     fn insert(&mut self, key: &[u8]) -> Result<()> {
-        self.c.insert(key)
+        self.insert_with(|c| c.insert(key).map(|()| true))
+            .map(|_| ())
     }
 
     fn insert_unique(&mut self, key: &[u8]) -> Result<bool> {
-        self.c.insert_unique(key)
+        self.insert_with(|c| c.insert_unique(key))
     }
 
     fn contains(&self, key: &[u8]) -> bool {
@@ -152,28 +488,21 @@ impl Subject for Chain {
     fn reopen(&self, bytes: &[u8]) -> Result<Chain> {
         Ok(Chain {
             c: ScalableCuckooFilter::from_bytes(bytes)?,
-            setup: self.setup,
+            ..self.clone()
         })
     }
 
-    fn may_insert(&self, model: &Model, k: u8) -> bool {
-        // Every 2b copies of one key force a new level, each `growth_factor` times larger: with
-        // no limit on levels or bytes, that would exhaust memory, so copies are capped there.
-        let bounded = self.setup.max_levels != 0 || self.setup.max_bytes != 0;
-        bounded || model.count(k) < 2
+    fn may_insert(&self, _: &Model, _: u8) -> bool {
+        // Copies of one key without limit: every `2b` or so start a level, each sized for a
+        // quarter of the keys (at least 64), up to the level limit (128 without one).
+        true
     }
 
     fn check_insert(&self, before: &Chain, _: &[u8], _: &Model, full: bool) {
         if full {
-            // An insert fails only when the next level is forbidden: by a limit, or because
-            // no fingerprint reaches its false-positive share.
-            let k = before.c.levels();
-            let s = &self.setup;
-            let at_max_levels = s.max_levels != 0 && k >= s.max_levels as usize;
-            assert!(
-                at_max_levels || s.max_bytes != 0 || share(s, k) < REACHABLE_SHARE,
-                "the chain refused an insert at {k} levels with no limit reached"
-            );
+            self.check_refusal(before);
+        } else {
+            self.check_growth(before);
         }
     }
 
@@ -189,6 +518,15 @@ impl Subject for Chain {
         );
         if removed {
             assert_eq!(self.c.count(key), before.c.count(key) - 1);
+            // One key of one level: no level grows or shrinks.
+            let (was, now) = (before.shape(), self.shape());
+            assert_eq!(was.len(), now.len());
+            let changed = was.iter().zip(&now).filter(|(a, b)| a != b).count();
+            assert!(changed <= 1, "a remove changed {changed} levels");
+            for ((keys, m), (keys_now, m_now)) in was.into_iter().zip(now) {
+                assert_eq!(m, m_now, "a remove changed a level's buckets");
+                assert!(keys_now == keys || keys_now + 1 == keys);
+            }
         } else {
             assert_eq!(*self, before, "a refused removal changed the chain");
         }
@@ -201,19 +539,95 @@ impl Subject for Chain {
 
     fn check(&self, _: &[&[u8]]) {
         let s = &self.setup;
+        let f = File::of(&self.c);
         let levels = self.c.levels();
-        if s.max_levels != 0 {
+        assert_eq!(f.levels.len(), levels);
+        assert!(
+            levels <= self.level_limit(),
+            "{levels} levels, past the limit"
+        );
+        assert_eq!(self.shares.len(), levels, "levels added unseen");
+        if s.max_bytes != 0 {
             assert!(
-                levels <= s.max_levels as usize,
-                "{levels} levels, past the limit"
+                f.len as u64 <= s.max_bytes || f.len == self.first_len,
+                "grew to {} bytes, past max_bytes {}",
+                f.len,
+                s.max_bytes
             );
         }
-        if s.max_bytes != 0 && levels > 1 {
-            // The first level is made whatever its size; every level added respects the cap.
-            assert!(
-                self.c.size_in_bytes() as u64 <= s.max_bytes,
-                "grew past max_bytes"
+        // The header keeps the settings (FORMAT.md §4), growth_factor included.
+        let h = &f.header;
+        assert_eq!(u32_at(h, 8), 3, "a chain of stretch levels is version 3");
+        assert_eq!(f64_at(h, 48).to_bits(), s.fpr.to_bits());
+        assert_eq!(f64_at(h, 56).to_bits(), s.growth_factor.to_bits());
+        assert_eq!(f64_at(h, 64).to_bits(), s.tightening.to_bits());
+        assert_eq!((u32_at(h, 72), u64_at(h, 80)), (s.max_levels, s.max_bytes));
+        assert_eq!(h[96] as usize, s.bucket_size.unwrap_or(0));
+        let code = |e: Encoding| match e {
+            Encoding::Plain => 1,
+            Encoding::Packed => 2,
+            Encoding::SemiSorted => 3,
+            e => panic!("{e:?}: an encoding the model does not know"),
+        };
+        assert_eq!(h[97], s.encoding.map_or(0, code));
+        assert_eq!(u64_at(h, 88), self.c.len() as u64, "item_count");
+        assert_eq!(
+            file_len(f.levels.iter().map(|l| l.region_len)),
+            f.len as u64,
+            "the file's length"
+        );
+        let (b, e) = layout(s);
+        for (k, l) in f.levels.iter().enumerate() {
+            let view = self.c.level(k).unwrap();
+            assert_eq!(
+                l.share.to_bits(),
+                self.shares[k].to_bits(),
+                "level {k}'s share"
             );
+            assert_eq!(
+                (l.bucket_size, l.encoding, l.core_bits),
+                (b, code(e) - 1, CORE_BITS),
+                "level {k}'s layout"
+            );
+            assert_eq!(
+                l.width,
+                slot_width(b, e, l.share).unwrap(),
+                "level {k}'s width"
+            );
+            assert_eq!(l.region_len, region_len(l.buckets, b, l.width, e));
+            assert_eq!(
+                (l.keys, l.buckets),
+                (view.len() as u64, view.num_buckets() as u64),
+                "level {k}: the file and the view"
+            );
+            assert!(l.keys <= l.entries, "level {k}: more keys than entries");
+            note(|r| {
+                r.levels = r.levels.max(levels);
+                r.buckets = r.buckets.max(l.buckets);
+                r.copied |= l.keys < l.entries;
+            });
+            assert_eq!(
+                l.bound().to_bits(),
+                view.expected_fpr().to_bits(),
+                "level {k}'s bound is not its precision sum's"
+            );
+            assert!(
+                l.bound() <= l.share,
+                "level {k}'s bound {} past its share {}",
+                l.bound(),
+                l.share
+            );
+            if s.max_bytes == 0 {
+                // Before each insert the level splits to below the split load; the splits that
+                // find room (up to 16) may copy entries, a tenth of a bucket each at most.
+                let slack = (RETRIES as usize * b) as f64 / 10.0;
+                assert!(
+                    l.entries as f64 <= SPLIT_LOAD * l.slots() as f64 + slack,
+                    "level {k}: {} entries in {} slots",
+                    l.entries,
+                    l.slots()
+                );
+            }
         }
         assert!(
             self.c.expected_fpr() <= s.fpr,
@@ -224,16 +638,78 @@ impl Subject for Chain {
         let per_level: usize = (0..levels).map(|k| self.c.level(k).unwrap().len()).sum();
         assert_eq!(per_level, self.c.len(), "len is not the levels' sum");
     }
+
+    fn takes_fresh_keys(&self) -> bool {
+        true
+    }
+
+    fn insert_fresh(&mut self, model: &mut Model, n: usize) {
+        // Checked by what the views show (a file per insert would be slow); a refusal against
+        // this operation's inserts replayed on the chain as it was.
+        let (start, first) = (self.clone(), model.fresh_len());
+        for _ in 0..n {
+            let j = model.fresh_len();
+            if j >= MAX_FRESH {
+                break;
+            }
+            let key = fresh_key(j);
+            let was = self.shape();
+            let len = self.c.len();
+            match Subject::insert(self, &key) {
+                Ok(()) => {
+                    model.add_fresh();
+                    let now = self.shape();
+                    let newest = was.len() - 1;
+                    assert_eq!(
+                        was[..newest],
+                        now[..newest],
+                        "an insert changed an old level"
+                    );
+                    if now.len() == was.len() + 1 {
+                        assert_eq!(was[newest], now[newest], "a closed level changed");
+                        let (b, e) = layout(&self.setup);
+                        let added = self.c.level(newest + 1).unwrap();
+                        assert_eq!(
+                            (added.len(), added.num_buckets() as u64),
+                            (1, buckets_for((len as u64 / 4).max(64), b))
+                        );
+                        let share = *self.shares.last().unwrap();
+                        assert_eq!(added.fingerprint_bits(), slot_width(b, e, share).unwrap());
+                    } else {
+                        assert_eq!(now.len(), was.len(), "levels added at once");
+                        assert_eq!(now[newest].0, was[newest].0 + 1);
+                        assert!(now[newest].1 >= was[newest].1);
+                    }
+                }
+                Err(Error::Full) => {
+                    let mut replay = start.clone();
+                    for i in first..j {
+                        Subject::insert(&mut replay, &fresh_key(i)).expect("replayed insert");
+                    }
+                    assert_eq!(*self, replay, "a refused insert changed the chain");
+                    self.check_refusal(&replay);
+                    break;
+                }
+                Err(e) => panic!("insert: {e}"),
+            }
+        }
+    }
 }
 
 pub fn run(data: &[u8]) {
+    run_reached(data);
+}
+
+/// [`run`], returning how far the chain grew.
+pub fn run_reached(data: &[u8]) -> Reached {
+    REACHED.with(|r| r.set(Reached::default()));
     let mut input = Input::new(data);
     let setup = setup(&mut input);
-    let Some(mut s) = Chain::new(&setup) else {
-        return;
-    };
-    let keys = all_keys();
-    let mut model = Model::default();
-    check_model(&s, &model, &keys);
-    drive(&mut s, &mut model, &mut input, &keys, usize::MAX);
+    if let Some(mut s) = Chain::new(&setup) {
+        let keys = all_keys();
+        let mut model = Model::default();
+        check_model(&s, &model, &keys, true);
+        drive(&mut s, &mut model, &mut input, &keys, usize::MAX);
+    }
+    REACHED.with(Cell::get)
 }

@@ -2,9 +2,10 @@
 //! must write itself back byte for byte. `cargo fuzz` builds with `--cfg fuzzing`, which makes
 //! the decoder skip checksum comparisons, so mutated inputs reach the field checks behind them;
 //! the checksums are therefore left out of the round-trip comparison. The crate writes version
-//! 2 whatever version it read, so a file is compared with its rewrite in what both versions
-//! share: header fields, level descriptors and bucket regions. (Replayed by `cargo test`,
-//! without that cfg, damaged inputs stop at the checksums.)
+//! 3 for a file with a stretch level and 2 for any other, whatever version it read, so a file is
+//! compared with its rewrite in what the versions share: header fields, level descriptors and
+//! bucket regions. (Replayed by `cargo test`, without that cfg, damaged inputs stop at the
+//! checksums.)
 
 use cuckoo_sst::{CuckooFilter, FilterRef, KeyHash, MappedFilter, ScalableCuckooFilter};
 

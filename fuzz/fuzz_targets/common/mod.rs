@@ -5,6 +5,8 @@
 //!
 //! Operation sequences are checked against a model, the multiset of keys inserted: no false
 //! negative, `count` at least the model's, `len` exact, and a refused insert changes nothing.
+//! A chain also takes fresh keys in bulk (thousands of them, so that it grows far: see
+//! [`drive`]), which the model holds as well.
 
 pub mod chain;
 pub mod from_bytes;
@@ -68,11 +70,29 @@ pub fn all_keys() -> Vec<Vec<u8>> {
     (0..=255).map(key).collect()
 }
 
-/// The multiset of keys inserted and not removed.
+/// Fresh key `j`: `b"bulk"` and `j`, 8 bytes (a length no numbered key has, so distinct from
+/// them). A subject that takes fresh keys ([`Subject::insert_fresh`]) gets each once, in order.
+pub fn fresh_key(j: usize) -> Vec<u8> {
+    let mut k = b"bulk".to_vec();
+    k.extend_from_slice(&(j as u32).to_le_bytes());
+    k
+}
+
+/// The most fresh keys one input inserts: enough for a level to grow from 2 buckets past 512
+/// (at the default 1 % its first keys' entries then have no continuation bits left, and
+/// splits copy them), few enough that thousands of inputs replay in seconds.
+pub const MAX_FRESH: usize = 2048;
+
+/// The multiset of keys inserted and not removed: copies of each numbered key, and which fresh
+/// keys are held (each was inserted once).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Model {
     counts: [usize; 256],
     total: usize,
+    fresh: Vec<bool>,
+    fresh_held: usize,
+    /// Operations run: which fresh keys [`check_model`] looks up after each (a sixteenth).
+    steps: usize,
 }
 
 impl Default for Model {
@@ -80,6 +100,9 @@ impl Default for Model {
         Model {
             counts: [0; 256],
             total: 0,
+            fresh: Vec::new(),
+            fresh_held: 0,
+            steps: 0,
         }
     }
 }
@@ -89,11 +112,32 @@ impl Model {
         self.counts[k as usize]
     }
 
+    /// Keys held, copies counted: numbered and fresh.
     pub fn total(&self) -> usize {
-        self.total
+        self.total + self.fresh_held
     }
 
-    /// Whether every key was inserted at most once.
+    /// Fresh keys inserted so far (held or removed since): the next one is `fresh_key` of it.
+    pub fn fresh_len(&self) -> usize {
+        self.fresh.len()
+    }
+
+    pub fn fresh_held(&self, j: usize) -> bool {
+        self.fresh[j]
+    }
+
+    pub fn add_fresh(&mut self) {
+        self.fresh.push(true);
+        self.fresh_held += 1;
+    }
+
+    fn take_fresh(&mut self, j: usize) {
+        assert!(self.fresh[j]);
+        self.fresh[j] = false;
+        self.fresh_held -= 1;
+    }
+
+    /// Whether every numbered key was inserted at most once.
     pub fn all_distinct(&self) -> bool {
         self.counts.iter().all(|&n| n <= 1)
     }
@@ -140,11 +184,27 @@ pub trait Subject: Clone + PartialEq + std::fmt::Debug {
     fn remove_inserted(&mut self, key: &[u8]) -> bool;
     /// Removes `key`, which the model does not hold and which the filter reports absent.
     fn remove_absent(&mut self, key: &[u8]) -> bool;
-    /// Invariants of the filter's own, beyond the model's; `held` are the keys the model holds.
+    /// Invariants of the filter's own, beyond the model's; `held` are the numbered keys the
+    /// model holds.
     fn check(&self, held: &[&[u8]]);
+    /// Whether it takes fresh keys in bulk ([`insert_fresh`](Self::insert_fresh)).
+    fn takes_fresh_keys(&self) -> bool {
+        false
+    }
+    /// Inserts up to `n` fresh keys (`fresh_key(model.fresh_len())` on), each checked and
+    /// added to the model, stopping at the first refusal or at [`MAX_FRESH`].
+    fn insert_fresh(&mut self, _model: &mut Model, _n: usize) {
+        unreachable!("only a subject that takes fresh keys is given them")
+    }
 }
 
 /// Runs up to `max_ops` operations from `input` on `s`, checking each against `model`.
+///
+/// An operation is `(op, k)`: by `op % 8`, 0 to 2 insert numbered key `k`, 3 inserts it
+/// unless present, 4 and 5 remove it, 6 looks up a batch of `k` keys, 7 writes the filter and
+/// reads it back. For a subject that takes fresh keys, bit 6 of `op` makes 6 insert
+/// `4·(k + 1)` fresh keys, and 4 and 5 remove fresh key `k/256` of the way through those
+/// inserted so far.
 pub fn drive<S: Subject>(
     s: &mut S,
     model: &mut Model,
@@ -153,9 +213,27 @@ pub fn drive<S: Subject>(
     max_ops: usize,
 ) {
     for _ in 0..max_ops {
-        let Some((op, k)) = input.op() else { return };
+        let Some((op, k)) = input.op() else { break };
+        model.steps += 1;
         let key = &keys[k as usize];
+        let fresh = op & 0x40 != 0 && s.takes_fresh_keys();
         match op % 8 {
+            6 if fresh => {
+                s.insert_fresh(model, 4 * (k as usize + 1));
+            }
+            4 | 5 if fresh && model.fresh_len() > 0 => {
+                let j = k as usize * model.fresh_len() / 256;
+                let key = fresh_key(j);
+                if model.fresh_held(j) {
+                    if s.remove_inserted(&key) {
+                        model.take_fresh(j);
+                    }
+                } else if !s.contains(&key) {
+                    let before = s.clone();
+                    assert!(!s.remove_absent(&key), "removed an absent fresh key");
+                    assert_eq!(*s, before, "removing an absent key changed the filter");
+                }
+            }
             0..=2 => {
                 if !s.may_insert(model, k) {
                     continue;
@@ -235,12 +313,15 @@ pub fn drive<S: Subject>(
                 *s = back;
             }
         }
-        check_model(s, model, keys);
+        check_model(s, model, keys, false);
     }
+    check_model(s, model, keys, true);
 }
 
-/// No false negative, `count` at least the model's, `len` exact.
-pub fn check_model<S: Subject>(s: &S, model: &Model, keys: &[Vec<u8>]) {
+/// No false negative, `count` at least the model's, `len` exact. Every numbered key the model
+/// holds is looked up; fresh keys all of them with `all_fresh` (after the last operation),
+/// else a sixteenth, a different one after each operation.
+pub fn check_model<S: Subject>(s: &S, model: &Model, keys: &[Vec<u8>], all_fresh: bool) {
     assert_eq!(s.len(), model.total(), "len differs from the model");
     assert_eq!(s.is_empty(), model.total() == 0);
     let mut held = Vec::new();
@@ -250,6 +331,13 @@ pub fn check_model<S: Subject>(s: &S, model: &Model, keys: &[Vec<u8>]) {
         let c = s.count(key);
         assert!(c >= n, "count {c} of key {k} below the {n} copies inserted");
         held.push(key.as_slice());
+    }
+    let start = if all_fresh { 0 } else { model.steps % 16 };
+    let step = if all_fresh { 1 } else { 16 };
+    for j in (start..model.fresh_len()).step_by(step) {
+        if model.fresh_held(j) {
+            assert!(s.contains(&fresh_key(j)), "false negative: fresh key {j}");
+        }
     }
     s.check(&held);
 }

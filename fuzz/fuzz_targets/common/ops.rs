@@ -173,6 +173,6 @@ pub fn run(data: &[u8]) {
     let mut s = Single::new(&setup);
     let keys = all_keys();
     let mut model = Model::default();
-    check_model(&s, &model, &keys);
+    check_model(&s, &model, &keys, true);
     drive(&mut s, &mut model, &mut input, &keys, usize::MAX);
 }

@@ -261,7 +261,7 @@ fn chain(setup: &Setup, s: &Chain, keys: &[Vec<u8>]) -> Chain {
     }
     Chain {
         c: owned,
-        setup: s.setup,
+        ..s.clone()
     }
 }
 
