@@ -23,11 +23,17 @@ use std::path::Path;
 /// an entry needs once per doubling.
 pub(crate) const CORE_BITS: u32 = 5;
 
-/// The load a stretch level is kept at: it splits a bucket whenever an insert would pass it.
-/// Higher loads make the searches for a free slot long (a level mid-way through a doubling has
-/// buckets that carry twice the demand of others); 90 % costs about 13 buckets examined per
-/// insert, 92 % about 60.
-pub(crate) const SPLIT_LOAD: f64 = 0.9;
+/// The load a stretch level with buckets of `b` is kept at: it splits a bucket whenever an
+/// insert would pass it. Higher loads make the searches for a free slot long (a level mid-way
+/// through a doubling has buckets that carry twice the demand of others): with buckets of 4,
+/// 90 % costs about 22 buckets examined per search, and two inserts in three search; 92 %
+/// fails searches often. Buckets of 2 stop taking keys at 83–85 %, so they are kept at 80 %.
+pub(crate) const fn split_load(b: u32) -> f64 {
+    match b {
+        2 => 0.8,
+        _ => 0.9,
+    }
+}
 
 /// How many doublings a new level is given the width for: its bound after growing
 /// `2^DESIGN_DOUBLINGS`-fold is about its share. Each doubling adds about ¾ of a full
@@ -159,7 +165,19 @@ impl ScalableCuckooFilter {
             seed: config.seed,
             max_kicks: config.max_kicks,
         };
-        let level = f.new_level(config.capacity as u64)?;
+        let level = match f.new_level(config.capacity as u64) {
+            Err(Error::Full) => {
+                return Err(Error::invalid(
+                    "false_positive_rate",
+                    format!(
+                        "{} with tightening {} leaves the first level a share no slot of up \
+                         to 32 bits meets",
+                        config.fpr, config.tightening
+                    ),
+                ));
+            }
+            other => other?,
+        };
         f.levels.push(Level::Stretch(level));
         Ok(f)
     }
@@ -182,7 +200,9 @@ impl ScalableCuckooFilter {
         let share = (self.target_fpr - used) * (1.0 - self.chain.tightening);
         let (b, encoding) = self.layout();
         let width = slot_width(b, encoding, share).ok_or(Error::Full)?;
-        let buckets = (capacity as f64 / (b as f64 * SPLIT_LOAD)).ceil().max(2.0);
+        let buckets = (capacity as f64 / (b as f64 * split_load(b)))
+            .ceil()
+            .max(2.0);
         let geo = Geometry::stretch(buckets as u64, b, width, encoding, CORE_BITS)?;
         StretchLevel::new(geo, self.seed, self.max_kicks, share)
     }
@@ -275,7 +295,9 @@ impl ScalableCuckooFilter {
             let Some(Level::Stretch(level)) = self.levels.last() else {
                 return Ok(false);
             };
-            if (level.entries() + 1) as f64 <= SPLIT_LOAD * level.geometry().slots() as f64
+            let geo = level.geometry();
+            let load = split_load(geo.bucket_size());
+            if (level.entries() + 1) as f64 <= load * geo.slots() as f64
                 || !self.split_newest(undo)?
             {
                 break;
@@ -733,14 +755,14 @@ impl ScalableCuckooFilter {
 }
 
 /// The slot width of a stretch level with buckets of `b` and the false-positive share
-/// `share`: `1 + ⌈log2(2b · SPLIT_LOAD · (1 + ¾ · DESIGN_DOUBLINGS) / share)⌉`, at least
+/// `share`: `1 + ⌈log2(2b · split_load(b) · (1 + ¾ · DESIGN_DOUBLINGS) / share)⌉`, at least
 /// what the core, a continuation bit and the marker need; a plain encoding rounds up to 8, 16
 /// or 32 bits. `None` past 32 bits.
 pub(crate) fn slot_width(b: u32, encoding: Encoding, share: f64) -> Option<u32> {
     if share.is_nan() || share <= 0.0 {
         return None;
     }
-    let rate = 2.0 * b as f64 * SPLIT_LOAD * (1.0 + 0.75 * DESIGN_DOUBLINGS) / share;
+    let rate = 2.0 * b as f64 * split_load(b) * (1.0 + 0.75 * DESIGN_DOUBLINGS) / share;
     let precision = rate.log2().ceil().max(1.0);
     if precision > 31.0 {
         return None;
@@ -829,6 +851,8 @@ mod tests {
                 .bucket_size(2)
                 .encoding(Encoding::SemiSorted),
             Config::new(10).max_kicks(crate::config::MAX_KICKS_LIMIT + 1),
+            Config::new(10).false_positive_rate(1e-9),
+            Config::new(10).false_positive_rate(1e-7).tightening(0.8),
         ] {
             assert!(
                 matches!(

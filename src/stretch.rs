@@ -224,14 +224,11 @@ impl StretchLevel {
     }
 
     /// Whether one more entry of the least precision a new key gets (its bucket's address
-    /// length `K` plus every continuation bit) keeps the level's bound within `share`: an
-    /// integer comparison of the precision sum with the share's.
+    /// length `K` plus every continuation bit) keeps the level's bound within `share`.
     pub(crate) fn room_for_one_more(&self, share: f64) -> bool {
         let k = self.geo.split().k;
         let after = self.precision.saturating_add(weight(k + self.slots().l0));
-        // bound = precision · 2^(1 − c − 60) ≤ share  ⟺  precision ≤ share · 2^(59 + c).
-        (after as f64)
-            <= share * 2f64.powi(PRECISION_SCALE as i32 + self.geo.core_bits() as i32 - 1)
+        fpr_bound(self.geo.core_bits(), after) <= share
     }
 
     /// Inserts the key with seeded hash `h`, moving entries along the shortest path to a free

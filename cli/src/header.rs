@@ -202,6 +202,16 @@ impl Level {
     }
 
     pub fn layout(&self) -> String {
+        if self.core_bits != 0 {
+            // A stretch level's slot: the core, continuation bits and the marker (§3.4).
+            return format!(
+                "{} b={} w={} c={}",
+                self.encoding_name(),
+                self.bucket_size,
+                self.fingerprint_bits,
+                self.core_bits
+            );
+        }
         format!(
             "{} b={} f={}",
             self.encoding_name(),

@@ -643,15 +643,28 @@ fn info(a: InfoArgs) -> Outcome {
                     v.to_string()
                 }
             };
-            let _ = writeln!(
-                s,
-                "kind          growable chain of {} levels (growth factor {}, tightening {}, max levels {}, max bytes {})",
-                h.levels.len(),
-                h.growth_factor,
-                h.tightening,
-                limit(h.max_levels as u64),
-                limit(h.max_bytes)
-            );
+            let levels = h.levels.len();
+            let plural = if levels == 1 { "" } else { "s" };
+            if h.levels.iter().any(|l| l.core_bits != 0) {
+                // Version 3: levels grow in place; tightening r gives each new level 1 − r of
+                // the false-positive budget the earlier ones left (FORMAT.md §8).
+                let _ = writeln!(
+                    s,
+                    "kind          growable, {levels} level{plural} grown in place (tightening {}, max levels {}, max bytes {})",
+                    h.tightening,
+                    limit(h.max_levels as u64),
+                    limit(h.max_bytes)
+                );
+            } else {
+                let _ = writeln!(
+                    s,
+                    "kind          growable chain of {levels} level{plural} (growth factor {}, tightening {}, max levels {}, max bytes {})",
+                    h.growth_factor,
+                    h.tightening,
+                    limit(h.max_levels as u64),
+                    limit(h.max_bytes)
+                );
+            }
             if h.chain_bucket_size != 0 || h.chain_encoding != 0 {
                 let _ = writeln!(
                     s,

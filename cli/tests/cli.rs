@@ -682,7 +682,17 @@ fn growable_and_layout_options_reach_the_file() {
     assert!(v["expected_fpr"].as_f64().unwrap() <= 0.01);
     let text = run(&["info", &chain], b"");
     assert_eq!(text.code, 0, "{}", text.stderr);
-    assert!(text.stdout.contains("growable chain of"), "{}", text.stdout);
+    assert!(
+        text.stdout
+            .contains(&format!("growable, {} levels grown in place", levels.len())),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout.contains("semi-sorted b=4 w="),
+        "{}",
+        text.stdout
+    );
     assert_eq!(run(&["verify", &chain], b"").code, 0);
 
     let plain = built(

@@ -99,8 +99,11 @@ pub fn setup(input: &mut Input<'_>) -> Setup {
 
 /// The core of every stretch level the crate makes.
 const CORE_BITS: u32 = 5;
-/// A level splits a bucket whenever an insert would take it past this share of its slots.
-const SPLIT_LOAD: f64 = 0.9;
+/// A level splits a bucket whenever an insert would take it past this share of its slots: 80 %
+/// with buckets of 2, 90 % otherwise.
+fn split_load(b: usize) -> f64 {
+    if b == 2 { 0.8 } else { 0.9 }
+}
 /// A level's width is chosen so that its bound reaches its share after `2^10`-fold growth.
 const DESIGN_DOUBLINGS: f64 = 10.0;
 /// An insert splits at most this many more buckets to find room before a new level takes it.
@@ -120,13 +123,13 @@ fn layout(s: &Setup) -> (usize, Encoding) {
 }
 
 /// The slot width of a level with the false-positive share `share`:
-/// `1 + ⌈log2(2b · 0.9 · 8.5 / share)⌉`, at least `c + 2`, rounded up to 8, 16 or 32 bits when
+/// `1 + ⌈log2(2b · load · 8.5 / share)⌉` (load: `split_load(b)`), at least `c + 2`, rounded up to 8, 16 or 32 bits when
 /// plain; `None` past 32 bits (no width meets the share).
 pub fn slot_width(b: usize, encoding: Encoding, share: f64) -> Option<u32> {
     if share.is_nan() || share <= 0.0 {
         return None;
     }
-    let rate = 2.0 * b as f64 * SPLIT_LOAD * (1.0 + 0.75 * DESIGN_DOUBLINGS) / share;
+    let rate = 2.0 * b as f64 * split_load(b) * (1.0 + 0.75 * DESIGN_DOUBLINGS) / share;
     let precision = rate.log2().ceil().max(1.0);
     if precision > 31.0 {
         return None;
@@ -138,9 +141,10 @@ pub fn slot_width(b: usize, encoding: Encoding, share: f64) -> Option<u32> {
     }
 }
 
-/// The buckets of a new level sized for `keys` keys: `⌈keys / (b · 0.9)⌉`, at least 2.
+/// The buckets of a new level sized for `keys` keys: `⌈keys / (b · split_load(b))⌉`, at
+/// least 2.
 fn buckets_for(keys: u64, b: usize) -> u64 {
-    (keys as f64 / (b as f64 * SPLIT_LOAD)).ceil().max(2.0) as u64
+    (keys as f64 / (b as f64 * split_load(b))).ceil().max(2.0) as u64
 }
 
 /// The length of a region of `m` buckets of `b` slots of `w` bits (FORMAT.md §3).
@@ -208,7 +212,7 @@ impl Level {
 
     /// Whether `entries` occupied slots pass the split load.
     fn over_load(&self, entries: u64) -> bool {
-        entries as f64 > SPLIT_LOAD * self.slots() as f64
+        entries as f64 > split_load(self.bucket_size) * self.slots() as f64
     }
 }
 
@@ -622,7 +626,7 @@ impl Subject for Chain {
                 // find room (up to 16) may copy entries, a tenth of a bucket each at most.
                 let slack = (RETRIES as usize * b) as f64 / 10.0;
                 assert!(
-                    l.entries as f64 <= SPLIT_LOAD * l.slots() as f64 + slack,
+                    l.entries as f64 <= split_load(b) * l.slots() as f64 + slack,
                     "level {k}: {} entries in {} slots",
                     l.entries,
                     l.slots()
