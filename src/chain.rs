@@ -35,6 +35,18 @@ pub(crate) const fn split_load(b: u32) -> f64 {
     }
 }
 
+/// The fewest continuation bits a new level's slots hold. An entry with none left is copied
+/// into both halves each time its bucket splits; with fewer than 6, so many entries run out
+/// within a level's growth that the copies take a large part of the slots (about
+/// `(doublings − L0) / 2^L0` of the keys), and with 1 or 2 they make splits add entries as
+/// fast as slots.
+pub(crate) const MIN_CONTINUATION: u32 = 6;
+
+/// The most buckets one insert splits to bring the level under its split load. A level whose
+/// entries have run out of continuation bits (a crafted file's may) gains an entry for each
+/// slot a split adds; past this many, the insert goes on as if the level could not grow.
+const MAX_SPLITS_PER_INSERT: u32 = 64;
+
 /// How many doublings a new level is given the width for: its bound after growing
 /// `2^DESIGN_DOUBLINGS`-fold is about its share. Each doubling adds about ¾ of a full
 /// table's rate, so widths are `log2(2b · load · (1 + ¾ · DESIGN_DOUBLINGS) / share)`.
@@ -291,7 +303,7 @@ impl ScalableCuckooFilter {
         if !level.room_for_one_more(level.target_fpr()) {
             return Ok(false);
         }
-        loop {
+        for _ in 0..MAX_SPLITS_PER_INSERT {
             let Some(Level::Stretch(level)) = self.levels.last() else {
                 return Ok(false);
             };
@@ -756,8 +768,8 @@ impl ScalableCuckooFilter {
 
 /// The slot width of a stretch level with buckets of `b` and the false-positive share
 /// `share`: `1 + ⌈log2(2b · split_load(b) · (1 + ¾ · DESIGN_DOUBLINGS) / share)⌉`, at least
-/// what the core, a continuation bit and the marker need; a plain encoding rounds up to 8, 16
-/// or 32 bits. `None` past 32 bits.
+/// what the core, [`MIN_CONTINUATION`] continuation bits and the marker need; a plain encoding
+/// rounds up to 8, 16 or 32 bits. `None` past 32 bits.
 pub(crate) fn slot_width(b: u32, encoding: Encoding, share: f64) -> Option<u32> {
     if share.is_nan() || share <= 0.0 {
         return None;
@@ -767,7 +779,7 @@ pub(crate) fn slot_width(b: u32, encoding: Encoding, share: f64) -> Option<u32> 
     if precision > 31.0 {
         return None;
     }
-    let w = (precision as u32 + 1).max(CORE_BITS + 2);
+    let w = (precision as u32 + 1).max(CORE_BITS + 1 + MIN_CONTINUATION);
     match encoding {
         Encoding::Plain => PLAIN_WIDTHS.into_iter().find(|&p| p >= w),
         _ => Some(w),
@@ -788,7 +800,10 @@ mod tests {
         assert_eq!(slot_width(4, Encoding::SemiSorted, 0.002), Some(16));
         assert_eq!(slot_width(4, Encoding::Plain, 0.008), Some(16));
         assert_eq!(slot_width(4, Encoding::Plain, 0.00001), Some(32));
-        assert_eq!(slot_width(2, Encoding::Packed, 0.5), Some(CORE_BITS + 2));
+        assert_eq!(
+            slot_width(2, Encoding::Packed, 0.5),
+            Some(CORE_BITS + 1 + MIN_CONTINUATION)
+        );
         assert_eq!(slot_width(4, Encoding::Packed, 1e-12), None);
         assert_eq!(slot_width(4, Encoding::Packed, 0.0), None);
         assert_eq!(slot_width(4, Encoding::Packed, f64::NAN), None);
@@ -833,6 +848,32 @@ mod tests {
             }
             assert_eq!(ScalableCuckooFilter::from_bytes(&f.to_bytes()).unwrap(), f);
         }
+    }
+
+    /// A level whose slots hold one continuation bit (the format allows it; a crafted file may
+    /// have one): its entries run out after a doubling, and every split then copies them, so
+    /// splitting no longer lowers the load. Inserts still end, lose nothing, and soon go to a
+    /// new level of the crate's own width.
+    #[test]
+    fn a_level_of_one_continuation_bit_cannot_make_inserts_run_away() {
+        let mut f = ScalableCuckooFilter::new(Config::new(8)).unwrap();
+        let geo = Geometry::stretch(2, 4, CORE_BITS + 2, Encoding::Packed, CORE_BITS).unwrap();
+        let level = StretchLevel::new(geo, f.seed, f.max_kicks, 0.008).unwrap();
+        f.levels = vec![Level::Stretch(level)];
+        let n = 20_000u32;
+        for i in 0..n {
+            f.insert(&i.to_le_bytes()).unwrap();
+        }
+        assert!((0..n).all(|i| f.contains(&i.to_le_bytes())));
+        assert!(f.levels() >= 2, "the narrow level was never left");
+        let first = f.level(0).unwrap();
+        assert!(
+            first.capacity() < 64 * n as usize,
+            "{} slots",
+            first.capacity()
+        );
+        assert!(f.level(1).unwrap().fingerprint_bits() >= CORE_BITS + 1 + MIN_CONTINUATION);
+        assert!(f.expected_fpr() <= 0.01);
     }
 
     #[test]

@@ -402,7 +402,7 @@ fn chain_layouts() -> Vec<(usize, Encoding)> {
 /// writes and answers as the crate does, key by key: single filters in every layout (with a
 /// damaged last chunk named alike), and version-3 chains of stretch levels in every layout,
 /// grown from two buckets far enough that entries have spent continuation bits and splits
-/// have copied bare entries (§3.4), at targets that give slots from 7 bits (one continuation bit) to over 20. For each
+/// have copied bare entries (§3.4), at targets that give slots from 12 bits (the fewest the crate makes: six continuation bits) to over 20. For each
 /// stretch level, the crate's view reports what the descriptor and §5.1 give: the slot width,
 /// the key count, and the bound `2^(1−c)·P·2^−60` from the precisions of the entries.
 #[test]
@@ -497,7 +497,7 @@ fn a_reader_written_from_format_md_agrees() {
     }
     assert!(spent && copied, "entries of every kind");
     assert!(
-        widths.contains(&7) && widths.iter().any(|&w| w >= 20),
+        widths.contains(&12) && widths.iter().any(|&w| w >= 20),
         "{widths:?}"
     );
 }
@@ -659,6 +659,19 @@ fn golden_v3_chain() -> ScalableCuckooFilter {
     f
 }
 
+/// Writes `tests/data/golden-v3-chain.cksst` from [`golden_v3_chain`] (run by hand, once per
+/// deliberate change of the version-3 writer before version 3 is released:
+/// `cargo test --release --test format write_golden_v3_chain -- --ignored`).
+#[test]
+#[ignore]
+fn write_golden_v3_chain() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/golden-v3-chain.cksst"
+    );
+    std::fs::write(path, golden_v3_chain().to_bytes()).unwrap();
+}
+
 /// `tests/data/golden-v3-chain.cksst` pins the bytes of a version-3 file (see
 /// [`golden_v3_chain`]) and its answers: every key, the copies of `hot`, and the false
 /// positives among `other-0` … `other-1999`, from the crate and from the reader written from
@@ -690,11 +703,11 @@ fn golden_v3_chain_pins_the_bytes_and_answers() {
         .collect();
     assert_eq!(
         shape,
-        [(5, 144, 4, 11, 2, 507, 516), (5, 56, 4, 12, 2, 201, 201)]
+        [(5, 142, 4, 12, 2, 507, 509), (5, 56, 4, 12, 2, 201, 201)]
     );
     let first = &file.levels[0];
     let (split, l0) = (spec::Split::new(first.m), first.f - 1 - first.core_bits);
-    assert_eq!((split.k, split.s), (7, 16));
+    assert_eq!((split.k, split.s), (7, 14));
     let entries = first.entries().unwrap();
     assert!(entries.iter().any(|e| 0 < e.cont && e.cont < l0));
     // A bare entry of split bucket j < s, and the same value in its image j + 2^K.
@@ -736,10 +749,8 @@ fn golden_v3_chain_pins_the_bytes_and_answers() {
 /// The false positives of `golden-v3-chain.cksst` among `other-0` … `other-1999` (a 10 %
 /// target: the levels' bounds add up to 4.3 %).
 const GOLDEN_V3_FALSE_POSITIVES: &[u32] = &[
-    6, 38, 49, 60, 109, 183, 216, 220, 221, 266, 311, 330, 445, 474, 486, 561, 613, 624, 664, 677,
-    704, 709, 752, 775, 907, 972, 989, 1055, 1063, 1082, 1108, 1191, 1233, 1239, 1241, 1270, 1349,
-    1404, 1410, 1419, 1440, 1549, 1588, 1610, 1626, 1706, 1758, 1783, 1797, 1805, 1830, 1849, 1861,
-    1877, 1944, 1999,
+    38, 49, 109, 216, 221, 330, 677, 709, 752, 989, 1063, 1082, 1108, 1191, 1233, 1239, 1270, 1410,
+    1419, 1549, 1588, 1610, 1706, 1758, 1797, 1805, 1830, 1849, 1877, 1999,
 ];
 
 /// FORMAT.md §2.2's worked example, number by number, by the reader written from FORMAT.md;

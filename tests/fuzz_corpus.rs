@@ -388,6 +388,13 @@ fn write_seed_corpora() {
             chain_setup(0, 2, 4, 0, 1, 3, 0, 0, 16),
             0,
         ),
+        // One level from 2 buckets through more than six doublings, so that splits copy the
+        // entries that have spent their six continuation bits (the fewest a level has).
+        (
+            "grow-semi-one-level",
+            chain_setup(3, 2, 0, 0, 1, 0, 0, 3, 0),
+            0,
+        ),
     ];
     for (name, mut setup, copies) in growth {
         for _ in 0..copies {

@@ -642,10 +642,10 @@ fn malformed_buckets_are_rejected() {
 }
 
 /// A version-3 chain of three stretch levels in packed buckets of 4 (fixed by the config, so
-/// `chain_bucket_size` 4 and `chain_encoding` 2): 200 keys grow the first level from two
-/// buckets (some of its entries are copies a split made, so it holds more entries than
-/// keys), copies of `hot0` start the second, 200 keys, copies of `hot1` start the third,
-/// 100 keys. Its last level has an odd number of buckets.
+/// `chain_bucket_size` 4 and `chain_encoding` 2): 1 000 keys grow the first level from two
+/// buckets through more than six doublings (some of its entries are copies a split made of
+/// entries that had spent their six continuation bits, so it holds more entries than keys),
+/// copies of `hot0` start the second, 200 keys, copies of `hot1` start the third, 100 keys. Its last level has an odd number of buckets.
 fn stretch_chain_file() -> Vec<u8> {
     let config = Config::new(1)
         .false_positive_rate(0.25)
@@ -654,8 +654,8 @@ fn stretch_chain_file() -> Vec<u8> {
         .seed(3);
     let mut f = ScalableCuckooFilter::new(config).unwrap();
     let mut i = 0;
-    for round in 0..2 {
-        for _ in 0..200 {
+    for (round, keys) in [1000, 200].into_iter().enumerate() {
+        for _ in 0..keys {
             f.insert(&key(i)).unwrap();
             i += 1;
         }

@@ -123,7 +123,7 @@ fn layout(s: &Setup) -> (usize, Encoding) {
 }
 
 /// The slot width of a level with the false-positive share `share`:
-/// `1 + ⌈log2(2b · load · 8.5 / share)⌉` (load: `split_load(b)`), at least `c + 2`, rounded up to 8, 16 or 32 bits when
+/// `1 + ⌈log2(2b · load · 8.5 / share)⌉` (load: `split_load(b)`), at least `c + 7`, rounded up to 8, 16 or 32 bits when
 /// plain; `None` past 32 bits (no width meets the share).
 pub fn slot_width(b: usize, encoding: Encoding, share: f64) -> Option<u32> {
     if share.is_nan() || share <= 0.0 {
@@ -134,7 +134,7 @@ pub fn slot_width(b: usize, encoding: Encoding, share: f64) -> Option<u32> {
     if precision > 31.0 {
         return None;
     }
-    let w = (precision as u32 + 1).max(CORE_BITS + 2);
+    let w = (precision as u32 + 1).max(CORE_BITS + 7); // six continuation bits at least
     match encoding {
         Encoding::Plain => [8, 16, 32].into_iter().find(|&p| p >= w),
         _ => Some(w),
