@@ -868,4 +868,53 @@ mod tests {
             "{moved} of {refused}"
         );
     }
+
+    /// `scan` counts a level's entries and precision sum from its bytes alone, and refuses a
+    /// slot that holds a core without a marker.
+    #[test]
+    fn scan_counts_entries_and_refuses_one_without_a_marker() {
+        let geo = Geometry::stretch(10, 4, 16, Encoding::Plain, 5).unwrap();
+        let mut f = StretchLevel::new(geo, 7, 500, 0.01).unwrap();
+        assert_eq!(scan(&geo, f.table()), Ok(Counts::default()));
+        for i in 0..20 {
+            f.insert_seeded(h(i)).unwrap();
+        }
+        let counts = scan(&geo, f.table()).unwrap();
+        assert_eq!(Counts { keys: 20, ..counts }, f.counts());
+        let (layout, b) = (geo.layout(), geo.bucket_size() as usize);
+        let mut t = f.table().to_vec();
+        let j = (0..10)
+            .find(|&j| layout.read(&t, j)[..b].contains(&0))
+            .unwrap();
+        let mut s = layout.read(&t, j);
+        let free = s[..b].iter().position(|&v| v == 0).unwrap();
+        // Core 3, and nothing in the continuation field: no marker.
+        s[free] = 3 << (f.slots().l0 + 1);
+        layout.store(&mut t, j, free, &s);
+        let e = scan(&geo, &t).unwrap_err();
+        assert!(e.contains("without a marker"), "{e}");
+    }
+
+    /// A key with room in both of its buckets goes to the one of the longer address (a split
+    /// bucket or its image), where its entry is the more precise: the precision sum gains
+    /// that entry's weight.
+    #[test]
+    fn a_key_takes_the_more_precise_of_two_free_buckets() {
+        let mut f = level(200, 14, 5);
+        let (split, slots) = (f.geo.split(), f.slots());
+        let free = |f: &StretchLevel, j| f.geo.layout().read(f.table(), j)[..4].contains(&0);
+        let mut uneven = 0;
+        for i in 0..300 {
+            let p = stretch::locate(split, slots, h(i));
+            let both = free(&f, p.i1) && free(&f, p.i2);
+            let before = f.counts().precision;
+            f.insert_seeded(h(i)).unwrap();
+            if both {
+                let gained = f.counts().precision - before;
+                assert_eq!(gained, weight(p.l1.max(p.l2) + slots.l0), "key {i}");
+                uneven += u32::from(p.l1 != p.l2);
+            }
+        }
+        assert!(uneven >= 50, "{uneven}");
+    }
 }
