@@ -617,6 +617,13 @@ mod tests {
                         let l = split.address_len(p.i1);
                         assert_eq!(target(split, slots, v, p.i1, l), Some(j));
                         assert!(matches(w, p.q2), "m={m} c={c} l0={l0} keep={keep}");
+                        // The precision (address length and continuation bits) is kept, or
+                        // falls by one when the move dropped the last continuation bit.
+                        assert_eq!(
+                            split.address_len(j) + slots.len(w),
+                            split.address_len(p.i1) + keep - u32::from(dropped),
+                            "m={m} c={c} l0={l0} keep={keep}"
+                        );
                         if !dropped {
                             assert_eq!(relocate(split, slots, w, j), Some((p.i1, v, false)));
                         }
@@ -632,5 +639,53 @@ mod tests {
         assert_eq!(first_bucket(0, m), 0);
         assert_eq!(first_bucket(u64::MAX, m), m - 1);
         assert_eq!(first_bucket(u64::MAX, 1 << 32), (1 << 32) - 1);
+    }
+
+    /// SplitMix64's published sequence from seed 0: a table's bytes depend on the walk it
+    /// drives, so its numbers are part of the format.
+    #[test]
+    fn splitmix64_gives_the_reference_sequence() {
+        let mut rng = SplitMix64::new(0);
+        assert_eq!(rng.next_u64(), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(rng.next_u64(), 0x6E78_9E6A_A1B9_65F4);
+        assert_eq!(rng.next_u64(), 0x06C4_5D18_8009_454F);
+    }
+
+    /// `below(n)` is the high half of the next number fast-ranged onto `0..n`: within range,
+    /// every value drawn, the same draw as the next number's.
+    #[test]
+    fn splitmix64_below_covers_its_range() {
+        let mut rng = SplitMix64::new(5);
+        let mut copy = rng;
+        let mut seen = [0u32; 10];
+        for _ in 0..10_000 {
+            let v = rng.below(10);
+            assert_eq!(v, fast_range32((copy.next_u64() >> 32) as u32, 10));
+            seen[v as usize] += 1;
+        }
+        assert!(seen.iter().all(|&c| c > 800), "{seen:?}");
+    }
+
+    /// A slot is empty (0) or an entry with a marker somewhere in its continuation field; a
+    /// core above an empty field is not an entry.
+    #[test]
+    fn stretch_slots_tell_entries_from_damage() {
+        use stretch::*;
+        let slots = Slots {
+            core_bits: 5,
+            l0: 8,
+        };
+        assert_eq!(slots.field_mask(), 0x1FF);
+        assert!(slots.valid(0));
+        for core in 0..32u32 {
+            assert_eq!(slots.valid(core << 9), core == 0, "core {core}");
+            for marker in 0..=8 {
+                // The marker at bit `marker`, every continuation bit above it set.
+                let v = (core << 9) | ((0x1FF << marker) & 0x1FF);
+                assert!(slots.valid(v), "{v:#x}");
+                assert_eq!(slots.len(v), 8 - marker);
+                assert_eq!(slots.core(v), core as u64);
+            }
+        }
     }
 }

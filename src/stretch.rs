@@ -699,4 +699,222 @@ mod tests {
         }
         assert!(i >= 6, "2 buckets of 4 took only {i}");
     }
+
+    /// The search's set of buckets: each bucket goes in once (bucket 0 too), a bucket already
+    /// in is refused, a full set refuses every new one, and `clear` empties it for the next
+    /// search. After `reserve(n)` the set holds `n` buckets at most half full.
+    #[test]
+    fn seen_holds_each_bucket_once_until_cleared() {
+        let mut seen = Seen::default();
+        for n in [2usize, 3, 65, 500] {
+            seen.reserve(n);
+            let cap = seen.cells.len() as u64;
+            assert!(cap >= 2 * n as u64, "reserve({n}) gave {cap} cells");
+            for round in 0..2 {
+                let half = cap / 2;
+                for b in 0..half {
+                    assert!(seen.insert(3 * b), "n={n} round {round}: {b} refused");
+                }
+                for b in 0..half {
+                    assert!(!seen.insert(3 * b), "n={n} round {round}: {b} taken twice");
+                }
+                // Every cell filled: the probes wrap around the end of the cells.
+                for b in half..cap {
+                    assert!(seen.insert(3 * b), "n={n} round {round}: {b} refused");
+                }
+                assert!(!seen.insert(3 * cap), "n={n}: a full set took one more");
+                for b in 0..cap {
+                    assert!(!seen.insert(3 * b), "n={n} round {round}: {b} taken twice");
+                }
+                seen.clear();
+                assert!(seen.cells.iter().all(|&c| c == 0), "n={n}: not cleared");
+            }
+        }
+    }
+
+    /// Two levels are equal only when every persisted part is: a difference in any one of
+    /// them alone makes them differ.
+    #[test]
+    fn levels_differ_when_any_part_differs() {
+        let geo = |c| Geometry::stretch(10, 4, 14, Encoding::SemiSorted, c).unwrap();
+        assert_eq!(geo(5).table_bytes(), geo(6).table_bytes());
+        let base = StretchLevel::new(geo(5), 7, 500, 0.01).unwrap();
+        assert_eq!(base, base.clone());
+        let changed = |change: &dyn Fn(&mut StretchLevel)| {
+            let mut f = base.clone();
+            change(&mut f);
+            f
+        };
+        let others = [
+            // The geometry alone: the same number of (zero) bytes.
+            StretchLevel::new(geo(6), 7, 500, 0.01).unwrap(),
+            StretchLevel::new(geo(5), 8, 500, 0.01).unwrap(),
+            StretchLevel::new(geo(5), 7, 501, 0.01).unwrap(),
+            changed(&|f| f.keys += 1),
+            changed(&|f| f.entries += 1),
+            changed(&|f| f.precision += 1),
+            StretchLevel::new(geo(5), 7, 500, 0.02).unwrap(),
+            changed(&|f| f.table.bytes_mut()[0] = 1),
+        ];
+        for (i, other) in others.iter().enumerate() {
+            assert_ne!(&base, other, "part {i}");
+            assert_ne!(other, &base, "part {i}");
+        }
+    }
+
+    #[test]
+    fn debug_names_the_shape_and_counts() {
+        let mut f = level(10, 14, 5);
+        f.insert_seeded(h(1)).unwrap();
+        let s = format!("{f:?}");
+        for part in [
+            "StretchLevel",
+            "num_buckets: 10",
+            "slot_bits: 14",
+            "core_bits: 5",
+            "keys: 1",
+            "entries: 1",
+        ] {
+            assert!(s.contains(part), "{s} lacks {part}");
+        }
+    }
+
+    /// `room_for_one_more(share)` is whether the bound after one more entry of the least
+    /// precision a new key gets stays within `share`. In a level of 2^K buckets (none split)
+    /// every new key's entry has that precision, so the bound after each insert is exactly
+    /// the share at which the answer turns.
+    #[test]
+    fn room_for_one_more_is_the_bound_after_one_more_key() {
+        let mut f = level(16, 14, 5);
+        for i in 0..48 {
+            let before = f.clone();
+            f.insert_seeded(h(i)).unwrap();
+            let after = f.fpr_bound();
+            assert!(after > before.fpr_bound(), "key {i}");
+            assert!(before.room_for_one_more(after), "key {i}");
+            assert!(!before.room_for_one_more(after * (1.0 - 1e-9)), "key {i}");
+        }
+    }
+
+    /// Whether the key with seeded hash `h` has a free slot in one of its two buckets.
+    fn has_room(f: &StretchLevel, h: u64) -> bool {
+        let p = stretch::locate(f.geo.split(), f.slots(), h);
+        let b = f.geo.bucket_size() as usize;
+        [p.i1, p.i2]
+            .iter()
+            .any(|&i| f.geo.layout().read(f.table(), i)[..b].contains(&0))
+    }
+
+    /// Without a split, moving entries along the search's paths fills a level to 90 % and
+    /// more (placing each key in one of its own buckets only fails far earlier), in a level of
+    /// 2^K buckets and in one mid-way through a doubling; no key is lost, the counts stay
+    /// exact.
+    #[test]
+    fn the_search_fills_a_level_without_splits() {
+        for m in [256, 200] {
+            let mut f = level(m, 14, 5);
+            let mut n = 0;
+            let mut searched = 0;
+            loop {
+                let room = has_room(&f, h(n));
+                if f.insert_seeded(h(n)).is_err() {
+                    break;
+                }
+                searched += u64::from(!room);
+                n += 1;
+            }
+            let slots = f.geo.slots();
+            assert!(
+                n as f64 >= 0.9 * slots as f64,
+                "m={m}: {n} keys in {slots} slots"
+            );
+            assert!(searched > 0, "m={m}");
+            for i in 0..n {
+                assert!(f.view().contains_seeded(h(i)), "m={m}: key {i} lost");
+            }
+            let counts = scan(&f.geo, f.table()).unwrap();
+            assert_eq!(Counts { keys: n, ..counts }, f.counts(), "m={m}");
+        }
+    }
+
+    /// The search examines at most `budget` buckets: with 2 (the key's own buckets) a key
+    /// whose two buckets are full is refused with nothing changed, and a key with room is
+    /// placed; with the level's budget, most keys refused so find room by moving entries.
+    #[test]
+    fn the_search_keeps_to_its_budget() {
+        let mut f = level(200, 14, 5);
+        let (mut refused, mut moved) = (0, 0);
+        let mut i = 0;
+        while (f.entries() as f64) < 0.85 * f.geo.slots() as f64 && i < 10_000 {
+            let key = h(i);
+            i += 1;
+            let before = f.clone();
+            let room = has_room(&f, key);
+            match f.insert_seeded_within(key, 2) {
+                Ok(()) => assert!(room, "key {i} placed beyond its buckets with a budget of 2"),
+                Err(Error::Full) => {
+                    assert!(!room, "key {i} refused with room in its buckets");
+                    assert_eq!(f, before);
+                    refused += 1;
+                    if f.insert_seeded_within(key, 500).is_ok() {
+                        moved += 1;
+                    }
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert!(
+            refused >= 20 && moved * 10 >= refused * 9,
+            "{moved} of {refused}"
+        );
+    }
+
+    /// `scan` counts a level's entries and precision sum from its bytes alone, and refuses a
+    /// slot that holds a core without a marker.
+    #[test]
+    fn scan_counts_entries_and_refuses_one_without_a_marker() {
+        let geo = Geometry::stretch(10, 4, 16, Encoding::Plain, 5).unwrap();
+        let mut f = StretchLevel::new(geo, 7, 500, 0.01).unwrap();
+        assert_eq!(scan(&geo, f.table()), Ok(Counts::default()));
+        for i in 0..20 {
+            f.insert_seeded(h(i)).unwrap();
+        }
+        let counts = scan(&geo, f.table()).unwrap();
+        assert_eq!(Counts { keys: 20, ..counts }, f.counts());
+        let (layout, b) = (geo.layout(), geo.bucket_size() as usize);
+        let mut t = f.table().to_vec();
+        let j = (0..10)
+            .find(|&j| layout.read(&t, j)[..b].contains(&0))
+            .unwrap();
+        let mut s = layout.read(&t, j);
+        let free = s[..b].iter().position(|&v| v == 0).unwrap();
+        // Core 3, and nothing in the continuation field: no marker.
+        s[free] = 3 << (f.slots().l0 + 1);
+        layout.store(&mut t, j, free, &s);
+        let e = scan(&geo, &t).unwrap_err();
+        assert!(e.contains("without a marker"), "{e}");
+    }
+
+    /// A key with room in both of its buckets goes to the one of the longer address (a split
+    /// bucket or its image), where its entry is the more precise: the precision sum gains
+    /// that entry's weight.
+    #[test]
+    fn a_key_takes_the_more_precise_of_two_free_buckets() {
+        let mut f = level(200, 14, 5);
+        let (split, slots) = (f.geo.split(), f.slots());
+        let free = |f: &StretchLevel, j| f.geo.layout().read(f.table(), j)[..4].contains(&0);
+        let mut uneven = 0;
+        for i in 0..300 {
+            let p = stretch::locate(split, slots, h(i));
+            let both = free(&f, p.i1) && free(&f, p.i2);
+            let before = f.counts().precision;
+            f.insert_seeded(h(i)).unwrap();
+            if both {
+                let gained = f.counts().precision - before;
+                assert_eq!(gained, weight(p.l1.max(p.l2) + slots.l0), "key {i}");
+                uneven += u32::from(p.l1 != p.l2);
+            }
+        }
+        assert!(uneven >= 50, "{uneven}");
+    }
 }
