@@ -234,7 +234,8 @@ mod tests {
         assert_eq!(c.bytes()[top..], [0; 64]);
     }
 
-    /// Shrinking to nothing and growing back, in the map and on the heap.
+    /// Shrinking to nothing and growing back, in the map and on the heap, to the size it had
+    /// and past it; and a region that starts empty.
     #[test]
     fn empty_regions_grow_back_to_zeros() {
         for first in [64, 2 * MAP_FROM] {
@@ -245,6 +246,43 @@ mod tests {
             assert!(t.bytes().is_empty());
             t.resize(first).unwrap();
             assert!(t.bytes().iter().all(|&x| x == 0), "first {first}");
+            t.resize(0).unwrap();
+            t.resize(4 * first).unwrap();
+            assert_eq!(t.bytes().len(), 4 * first);
+            assert!(t.bytes().iter().all(|&x| x == 0), "first {first}, grown");
+        }
+        for bytes in [64, 4096, 2 * MAP_FROM] {
+            let mut t = TableBuf::zeroed(0).unwrap();
+            assert!(t.bytes().is_empty());
+            t.resize(bytes).unwrap();
+            assert_eq!(t.bytes().len(), bytes);
+            assert!(t.bytes().iter().all(|&x| x == 0), "from empty to {bytes}");
+            t.bytes_mut()[bytes - 1] = 1;
+        }
+    }
+
+    /// Small regions stay on the heap: a map costs a page at least and one of the process's
+    /// limited mappings (`vm.max_map_count`, 65 530 by default), and a process may hold many
+    /// small tables (every level of every filter). A region grown a line at a time to 2/3 of
+    /// [`MAP_FROM`] (where the half again of its length that a reallocation reserves ahead
+    /// stays below it) has not moved into a map; nor has a region resized to the size it has,
+    /// which does not move or copy it, whatever its size.
+    #[test]
+    fn small_regions_and_unchanged_sizes_stay_on_the_heap() {
+        let mut t = TableBuf::zeroed(64).unwrap();
+        while t.bytes().len() < 2 * MAP_FROM / 3 - 64 {
+            let next = t.bytes().len() + 64;
+            t.resize(next).unwrap();
+            assert!(matches!(t.0, Store::Heap(_)), "mapped at {next} bytes");
+        }
+        for bytes in [64, 4096, MAP_FROM, 2 * MAP_FROM] {
+            let mut t = TableBuf::zeroed(bytes).unwrap();
+            t.bytes_mut()[bytes - 1] = 5;
+            let at = t.bytes().as_ptr();
+            t.resize(bytes).unwrap();
+            assert!(matches!(t.0, Store::Heap(_)), "{bytes} bytes mapped");
+            assert_eq!(t.bytes().as_ptr(), at, "{bytes} bytes moved");
+            assert_eq!(t.bytes()[bytes - 1], 5);
         }
     }
 }
