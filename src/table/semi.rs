@@ -372,18 +372,28 @@ impl Semi {
     /// One bit per slot of bucket `i` that holds `fp`.
     #[inline(always)]
     fn matches(&self, r: Region<'_>, i: u64, fp: u32) -> u32 {
-        let pos = i * self.slots.bucket_bits;
-        let (q_low, q_nibble) = split(fp, self.low);
-        let nibbles = slots_with(r.window(pos), q_nibble);
-        let lows = pos + INDEX_BITS as u64;
-        let first = self.pair.equal(r.window(lows), q_low);
-        let second = self.pair.equal(r.window(lows + 2 * self.low as u64), q_low);
+        let q_low = split(fp, self.low).0;
+        self.nibbles(r, i, fp) & self.low_flags(r, i, |w| self.pair.equal(w, q_low))
+    }
+
+    /// One bit per slot of bucket `i`, from `test` applied to its low parts two by two (a
+    /// [`Fields`] test of `self.pair`, flagging a field by its top bit).
+    #[inline(always)]
+    fn low_flags(&self, r: Region<'_>, i: u64, test: impl Fn(u64) -> u64) -> u32 {
+        let lows = i * self.slots.bucket_bits + INDEX_BITS as u64;
+        let first = test(r.window(lows));
+        let second = test(r.window(lows + 2 * self.low as u64));
         let (a, b) = (self.low - 1, 2 * self.low - 1);
-        let bits = ((first >> a) & 1)
+        (((first >> a) & 1)
             | ((first >> b) & 1) << 1
             | ((second >> a) & 1) << 2
-            | ((second >> b) & 1) << 3;
-        nibbles & bits as u32
+            | ((second >> b) & 1) << 3) as u32
+    }
+
+    /// Which slots of bucket `i` hold the high nibble of `q`.
+    #[inline(always)]
+    fn nibbles(&self, r: Region<'_>, i: u64, q: u32) -> u32 {
+        slots_with(r.window(i * self.slots.bucket_bits), split(q, self.low).1)
     }
 
     /// One bit per slot of bucket `i` that answers the stretch slot value `q`: the high
@@ -395,24 +405,14 @@ impl Semi {
         if lows == 0 {
             return 0;
         }
-        let pos = i * self.slots.bucket_bits;
-        slots_with(r.window(pos), split(q, self.low).1) & lows
+        self.nibbles(r, i, q) & lows
     }
 
     /// One bit per slot of bucket `i` whose low part answers the low part of `q`.
     #[inline(always)]
     fn prefix_lows(&self, r: Region<'_>, i: u64, q: u32) -> u32 {
-        let lows = i * self.slots.bucket_bits + INDEX_BITS as u64;
         let q_low = split(q, self.low).0;
-        let first = self.pair.prefix_match(r.window(lows), q_low);
-        let second = self
-            .pair
-            .prefix_match(r.window(lows + 2 * self.low as u64), q_low);
-        let (a, b) = (self.low - 1, 2 * self.low - 1);
-        (((first >> a) & 1)
-            | ((first >> b) & 1) << 1
-            | ((second >> a) & 1) << 2
-            | ((second >> b) & 1) << 3) as u32
+        self.low_flags(r, i, |w| self.pair.prefix_match(w, q_low))
     }
 }
 
@@ -447,9 +447,7 @@ impl Codec for Semi {
         if (e1 | e2) == 0 {
             return false;
         }
-        let nibbles =
-            |i: u64, q: u32| slots_with(r.window(i * self.slots.bucket_bits), split(q, self.low).1);
-        (nibbles(i1, q1) & e1 | nibbles(i2, q2) & e2) != 0
+        (self.nibbles(r, i1, q1) & e1 | self.nibbles(r, i2, q2) & e2) != 0
     }
 
     #[inline(always)]
