@@ -11,7 +11,7 @@ use crate::filter::CuckooFilter;
 use crate::format::{self, ChainParams, FileOut, LevelOut, decode};
 use crate::hash::{self, KeyHash};
 use crate::persist;
-use crate::stretch::{StretchLevel, Unsplit};
+use crate::stretch::{Refused, StretchLevel};
 use crate::table::{Encoding, Geometry, PLAIN_WIDTHS};
 use crate::view::FilterRef;
 use std::io::Write;
@@ -24,14 +24,18 @@ use std::path::Path;
 pub(crate) const CORE_BITS: u32 = 5;
 
 /// The load a stretch level with buckets of `b` is kept at: it splits a bucket whenever an
-/// insert would pass it. Higher loads make the searches for a free slot long (a level mid-way
-/// through a doubling has buckets that carry twice the demand of others): with buckets of 4,
-/// 90 % costs about 22 buckets examined per search, and two inserts in three search; 92 %
-/// fails searches often. Buckets of 2 stop taking keys at 83–85 %, so they are kept at 80 %.
+/// insert would pass it. It trades space for insert speed. In linear hashing the buckets not
+/// yet split in the current doubling carry twice the demand of the others and fill first, so a
+/// level at its split load has few buckets with room: with buckets of 4, at 90 % two inserts
+/// in three find both of their buckets full and search (about 30 buckets reached, 10 read);
+/// at 80 %, two in five, and one move almost always suffices. Buckets of 4 are kept at 80 %
+/// (16.3 bits per key grown a thousandfold at 1 %, against 14.5 at 90 %, and inserts 2.4 times
+/// as fast; README, "Growable filters"); buckets of 2 stop taking keys at 83–85 % and are kept
+/// at 80 %; buckets of 8 search rarely and are kept at 90 %.
 pub(crate) const fn split_load(b: u32) -> f64 {
     match b {
-        2 => 0.8,
-        _ => 0.9,
+        8 => 0.9,
+        _ => 0.8,
     }
 }
 
@@ -55,6 +59,17 @@ pub(crate) const DESIGN_DOUBLINGS: f64 = 10.0;
 /// How many times an insert into a stretch level splits a bucket and searches again before
 /// it gives up on the level.
 const RETRIES: u32 = 16;
+
+/// What an insert into the newest level did.
+enum Newest {
+    Placed,
+    /// It cannot take the key (its share would be passed, or it cannot grow or find room): a
+    /// new level may.
+    NoRoom,
+    /// Both of the key's buckets are full of entries answering for it, copies of it as far as
+    /// the level can tell: no level is started for it.
+    Copies,
+}
 
 /// A level of the chain: a classic cuckoo filter (from files of versions 1 and 2), or a
 /// stretch level.
@@ -252,9 +267,9 @@ impl ScalableCuckooFilter {
         Ok(())
     }
 
-    /// Splits a bucket of the newest level if the limits allow, keeping what undoes it in
-    /// `undo`: `Ok(false)` when they do not (2^32 buckets, or `max_bytes`).
-    fn split_newest(&mut self, undo: &mut Vec<Unsplit>) -> Result<bool> {
+    /// Splits a bucket of the newest level if the limits allow, logging what undoes it:
+    /// `Ok(false)` when they do not (2^32 buckets, or `max_bytes`).
+    fn split_newest(&mut self) -> Result<bool> {
         let k = self.levels.len() - 1;
         let Some(Level::Stretch(level)) = self.levels.last() else {
             return Ok(false);
@@ -274,70 +289,67 @@ impl ScalableCuckooFilter {
         let Some(Level::Stretch(level)) = self.levels.last_mut() else {
             return Ok(false);
         };
-        undo.push(level.split()?);
+        level.split_logged()?;
         Ok(true)
     }
 
-    /// Inserts into the newest level, growing it as needed: `Ok(true)` when placed, `Ok(false)`
-    /// when it cannot take the key (its share would be passed, or it cannot grow or find
-    /// room), with nothing changed: splits made for a key that then does not fit are undone.
-    fn insert_newest(&mut self, seeded: u64) -> Result<bool> {
-        let mut undo = Vec::new();
-        let placed = self.grow_and_insert(seeded, &mut undo);
-        if !matches!(placed, Ok(true)) {
-            let Some(Level::Stretch(level)) = self.levels.last_mut() else {
-                return placed;
-            };
-            while let Some(u) = undo.pop() {
-                level.unsplit(u)?;
+    /// Inserts into the newest level, growing it as needed; when it does not take the key,
+    /// nothing is changed (splits made for the key are undone).
+    fn insert_newest(&mut self, seeded: u64) -> Result<Newest> {
+        let placed = self.grow_and_insert(seeded);
+        if let Some(Level::Stretch(level)) = self.levels.last_mut() {
+            match placed {
+                Ok(Newest::Placed) => level.keep_splits(),
+                _ => level.undo_splits()?,
             }
         }
         placed
     }
 
     /// [`insert_newest`](Self::insert_newest) without the undo.
-    fn grow_and_insert(&mut self, seeded: u64, undo: &mut Vec<Unsplit>) -> Result<bool> {
+    fn grow_and_insert(&mut self, seeded: u64) -> Result<Newest> {
         let Some(Level::Stretch(level)) = self.levels.last() else {
-            return Ok(false);
+            return Ok(Newest::NoRoom);
         };
         if !level.room_for_one_more(level.target_fpr()) {
-            return Ok(false);
+            return Ok(Newest::NoRoom);
         }
+        // The key's buckets come into cache while buckets are split.
+        level.prefetch_seeded(seeded);
         for _ in 0..MAX_SPLITS_PER_INSERT {
             let Some(Level::Stretch(level)) = self.levels.last() else {
-                return Ok(false);
+                return Ok(Newest::NoRoom);
             };
             let geo = level.geometry();
             let load = split_load(geo.bucket_size());
             if (level.entries() + 1) as f64 <= load * geo.slots() as f64
-                || !self.split_newest(undo)?
+                || !self.split_newest()?
             {
                 break;
             }
         }
-        // At the split load the search for a free slot fails for about one key in 60 (in a
-        // level mid-way through a doubling, where unsplit buckets carry twice the demand of
-        // split ones); each failure splits one more bucket, and after a few the search may
-        // examine more buckets. Past that the level is jammed and a new level takes the key.
+        // At the split load the search for a free slot fails for a few keys in a thousand;
+        // each failure splits one more bucket, and after a few the search may reach further.
+        // Past that the level is jammed and a new level takes the key.
         for attempt in 0..RETRIES {
             let Some(Level::Stretch(level)) = self.levels.last_mut() else {
-                return Ok(false);
+                return Ok(Newest::NoRoom);
             };
             let budget = match attempt {
                 0..4 => self.max_kicks,
                 _ => self.max_kicks.saturating_mul(8),
             };
             match level.insert_seeded_within(seeded, budget) {
-                Ok(()) => return Ok(true),
-                Err(Error::Full) => {
-                    if !self.split_newest(undo)? {
-                        return Ok(false);
+                Ok(()) => return Ok(Newest::Placed),
+                Err(Refused::Copies) => return Ok(Newest::Copies),
+                Err(Refused::NoRoom | Refused::Share) => {
+                    if !self.split_newest()? {
+                        return Ok(Newest::NoRoom);
                     }
                 }
-                Err(e) => return Err(e),
             }
         }
-        Ok(false)
+        Ok(Newest::NoRoom)
     }
 
     /// Adds `key`. Grows the chain when the newest level is full; fails only when a
@@ -364,12 +376,14 @@ impl ScalableCuckooFilter {
     /// ```
     pub fn insert_hash(&mut self, h: KeyHash) -> Result<()> {
         let seeded = hash::seeded(h, self.seed);
-        if self.insert_newest(seeded)? {
-            return Ok(());
+        match self.insert_newest(seeded)? {
+            Newest::Placed => return Ok(()),
+            Newest::Copies => return Err(Error::TooManyCopies),
+            Newest::NoRoom => {}
         }
         let before = self.levels.len();
         self.add_level()?;
-        if self.insert_newest(seeded)? {
+        if let Newest::Placed = self.insert_newest(seeded)? {
             return Ok(());
         }
         // A new, empty level that cannot take a key: its share is too small for any width.

@@ -253,22 +253,24 @@ impl Config {
     /// For a [`ScalableCuckooFilter`](crate::ScalableCuckooFilter): the most levels it may
     /// have, at most [`MAX_LEVELS`] (0, the default: as many as the widest slots allow, up to
     /// [`MAX_LEVELS`]). A level grows in place until its share of the false-positive target
-    /// is used (about a thousandfold), or until a key cannot be placed in it (its two buckets
-    /// full of copies of the key); an insert that would then need one more level returns
-    /// [`Error::Full`](crate::Error::Full) and changes nothing.
+    /// is used (about a thousandfold at the default rate), or until it cannot place a key;
+    /// an insert that would then need one more level returns
+    /// [`Error::Full`](crate::Error::Full) and changes nothing, and
+    /// [`growth_limit`](crate::ScalableCuckooFilter::growth_limit) says why.
     ///
     /// ```
-    /// use cuckoo_sst::{Config, Error, ScalableCuckooFilter};
-    /// let mut f = ScalableCuckooFilter::new(Config::new(100).max_levels(1))?;
-    /// for i in 0..10_000u32 {
-    ///     f.insert(&i.to_le_bytes())?; // grows in place
-    /// }
-    /// for _ in 0..8 {
-    ///     f.insert(b"twin")?; // its two buckets hold 8 copies
+    /// use cuckoo_sst::{Config, Error, GrowthLimit, ScalableCuckooFilter};
+    /// // A share that lasts a few doublings: 1 % of a 10 % target.
+    /// let config = Config::new(100).false_positive_rate(0.1).tightening(0.99);
+    /// let mut f = ScalableCuckooFilter::new(config.max_levels(1))?;
+    /// let mut i = 0u32;
+    /// while f.insert(&i.to_le_bytes()).is_ok() {
+    ///     i += 1; // grows in place
     /// }
     /// let before = f.clone();
-    /// assert!(matches!(f.insert(b"twin"), Err(Error::Full))); // a ninth needs a new level
-    /// assert_eq!((f.levels(), f), (1, before));
+    /// assert!(matches!(f.insert(&i.to_le_bytes()), Err(Error::Full)));
+    /// assert_eq!((f.levels(), &f), (1, &before));
+    /// assert_eq!(f.growth_limit(), Some(GrowthLimit::MaxLevels { levels: 1 }));
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn max_levels(mut self, levels: u32) -> Config {

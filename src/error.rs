@@ -30,6 +30,31 @@ pub enum Error {
     /// earlier is still found. (A unit variant, so both `Error::Full` and `Error::Full`
     /// match it; the filter's `len()` and `capacity()` tell how full it is.)
     Full,
+    /// A growable filter ([`ScalableCuckooFilter`](crate::ScalableCuckooFilter)) refused a key
+    /// because both of its buckets in the level that takes inserts are already full of entries
+    /// that answer for it: copies of it (a key inserted again and again, a "hot" key), as far
+    /// as the filter can tell. Nothing was changed, and the key is found: `contains` answers
+    /// `true`. The filter does not grow for such a key — neither a new level nor a larger table
+    /// would hold more of its copies — so one hot key cannot make it large or slow. Use
+    /// `insert_unique` for sets; a multiset keeps at most `2 · bucket_size` copies of a key
+    /// per level.
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, Error, ScalableCuckooFilter};
+    /// let mut f = ScalableCuckooFilter::new(Config::new(1000))?;
+    /// let mut taken = 0;
+    /// for _ in 0..100 {
+    ///     match f.insert(b"hot") {
+    ///         Ok(()) => taken += 1,
+    ///         Err(Error::TooManyCopies) => {}
+    ///         Err(e) => return Err(e),
+    ///     }
+    /// }
+    /// assert_eq!((taken, f.levels()), (8, 1)); // buckets of 4: two of them
+    /// assert!(f.contains(b"hot"));
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    TooManyCopies,
     /// The table for the requested configuration could not be allocated.
     OutOfMemory {
         /// The number of bytes that were requested.
@@ -138,6 +163,7 @@ impl Error {
                 reason: reason.clone(),
             },
             Error::Full => Error::Full,
+            Error::TooManyCopies => Error::TooManyCopies,
             Error::OutOfMemory { bytes } => Error::OutOfMemory { bytes: *bytes },
             Error::Io(e) => Error::Io(std::io::Error::new(e.kind(), e.to_string())),
             Error::NotDurable(e) => Error::NotDurable(std::io::Error::new(e.kind(), e.to_string())),
@@ -189,6 +215,12 @@ impl fmt::Display for Error {
                 f,
                 "filter is full: no free slot found for the key, and nothing was changed; size \
                  the filter for more items or use a growable filter (ScalableCuckooFilter)"
+            ),
+            Error::TooManyCopies => write!(
+                f,
+                "the key was not added: both of its buckets are full of entries that answer for \
+                 it (copies of it), so it is already found, and the filter does not grow for \
+                 more copies; use insert_unique to keep one copy of each key"
             ),
             Error::OutOfMemory { bytes } => write!(
                 f,

@@ -23,12 +23,13 @@ fn absent_rate(contains: impl Fn(&[u8]) -> bool, trials: u64) -> f64 {
 
 #[test]
 fn growing_from_1000_to_1_000_000_keeps_every_key_and_the_fpr_bound() {
-    // (target, encoding, the most bits per item allowed: 1.6× a right-sized filter's 9.5 at
-    // 1 % and 12.7 at 0.1 %, 16-bit plain slots at a 90 % load plus duplicates)
+    // (target, encoding, the most bits per item allowed: 1.75× a right-sized filter's 9.5 at
+    // 1 % and 12.7 at 0.1 % — a growing level is kept at 80 % load, which buys inserts at the
+    // rate of the fastest growable filters — and 16-bit plain slots at 80 % plus duplicates)
     for (target, encoding, most_bits) in [
-        (0.01, None, 15.2),
-        (0.001, None, 20.3),
-        (0.01, Some(Encoding::Plain), 18.5),
+        (0.01, None, 16.6),
+        (0.001, None, 22.2),
+        (0.01, Some(Encoding::Plain), 20.5),
     ] {
         let mut config = Config::new(1_000).false_positive_rate(target).seed(9);
         if let Some(e) = encoding {
@@ -86,7 +87,7 @@ fn the_bound_holds_however_far_it_grows() {
 #[test]
 fn removes_within_and_across_levels() {
     let mut f = ScalableCuckooFilter::new(Config::new(1).seed(3)).unwrap();
-    let n = 50_000u64;
+    let n = 200_000u64;
     for i in 0..n {
         f.insert(&key(i)).unwrap();
     }
@@ -293,7 +294,7 @@ fn a_chain_reports_its_shape() {
     let mut f = ScalableCuckooFilter::new(Config::new(1).seed(11)).unwrap();
     assert!(f.is_empty());
     assert_eq!((f.len(), f.levels()), (0, 1));
-    let n = 30_000u64;
+    let n = 150_000u64;
     for i in 0..n {
         f.insert(&key(i)).unwrap();
     }
