@@ -60,6 +60,44 @@ pub(crate) const DESIGN_DOUBLINGS: f64 = 10.0;
 /// it gives up on the level.
 const RETRIES: u32 = 16;
 
+/// Why a growable filter cannot start another level: what an insert that returned
+/// [`Error::Full`] ran into ([`ScalableCuckooFilter::growth_limit`]). A key its newest level
+/// cannot take is refused only when a new level is forbidden.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum GrowthLimit {
+    /// The chain has `levels` levels, the most [`Config::max_levels`] allows (or
+    /// [`MAX_LEVELS`](crate::MAX_LEVELS)).
+    MaxLevels {
+        /// Levels in the chain.
+        levels: u32,
+    },
+    /// A new level would make the file `needed` bytes long, past [`Config::max_bytes`].
+    MaxBytes {
+        /// The file's length with the new level.
+        needed: u64,
+        /// The configured cap.
+        max_bytes: u64,
+    },
+    /// What the levels leave of the false-positive target gives a new level the share
+    /// `share`, which no slot width up to 32 bits meets for even one key: the chain has used
+    /// its budget (after about 100 levels at the default tightening).
+    FprBudget {
+        /// The share a new level would get.
+        share: f64,
+    },
+}
+
+/// Whether one key, at the least precision a key gets, keeps an empty level of geometry `geo`
+/// within `share`.
+fn one_key_fits(geo: &Geometry, share: f64) -> bool {
+    let Some(slots) = geo.stretch_slots() else {
+        return false;
+    };
+    let weight = crate::stretch::weight(geo.split().k + slots.l0);
+    crate::stretch::fpr_bound(geo.core_bits(), weight) <= share
+}
+
 /// What an insert into the newest level did.
 enum Newest {
     Placed,
@@ -192,8 +230,9 @@ impl ScalableCuckooFilter {
             seed: config.seed,
             max_kicks: config.max_kicks,
         };
-        let level = match f.new_level(config.capacity as u64) {
-            Err(Error::Full) => {
+        let (geo, share) = match f.next_level(config.capacity as u64) {
+            Ok(next) => next,
+            Err(GrowthLimit::FprBudget { .. }) => {
                 return Err(Error::invalid(
                     "false_positive_rate",
                     format!(
@@ -203,8 +242,19 @@ impl ScalableCuckooFilter {
                     ),
                 ));
             }
-            other => other?,
+            Err(GrowthLimit::MaxBytes { needed, max_bytes }) => {
+                return Err(Error::invalid(
+                    "max_bytes",
+                    format!(
+                        "{max_bytes} bytes cannot hold the first level: a filter for {} keys \
+                         takes {needed}; raise max_bytes or lower the capacity",
+                        config.capacity
+                    ),
+                ));
+            }
+            Err(GrowthLimit::MaxLevels { .. }) => unreachable!("no level yet"),
         };
+        let level = StretchLevel::new(geo, f.seed, f.max_kicks, share)?;
         f.levels.push(Level::Stretch(level));
         Ok(f)
     }
@@ -220,49 +270,86 @@ impl ScalableCuckooFilter {
         (b, e)
     }
 
-    /// A new stretch level sized for `capacity` keys, with the share `1 − r` of the budget the
-    /// existing levels leave; `Full` when no slot width up to 32 bits meets it.
-    fn new_level(&self, capacity: u64) -> Result<StretchLevel> {
-        let used: f64 = self.levels.iter().map(Level::fpr_bound).sum();
-        let share = (self.target_fpr - used) * (1.0 - self.chain.tightening);
-        let (b, encoding) = self.layout();
-        let width = slot_width(b, encoding, share).ok_or(Error::Full)?;
-        let buckets = (capacity as f64 / (b as f64 * split_load(b)))
-            .ceil()
-            .max(2.0);
-        let geo = Geometry::stretch(buckets as u64, b, width, encoding, CORE_BITS)?;
-        StretchLevel::new(geo, self.seed, self.max_kicks, share)
-    }
-
-    /// Whether a file of these levels, with level `k`'s region `bytes` long instead, stays
-    /// within `max_bytes`.
-    fn fits(&self, k: usize, bytes: usize) -> bool {
-        let lens = self
-            .levels
-            .iter()
-            .enumerate()
-            .map(|(i, l)| if i == k { bytes } else { l.table_bytes() });
-        let lens = lens.chain((k == self.levels.len()).then_some(bytes));
-        self.chain.max_bytes == 0 || format::file_len(lens) as u64 <= self.chain.max_bytes
-    }
-
-    /// Starts a new level for the keys to come, sized for a quarter of the keys so far, or
-    /// `Full` when a limit forbids it.
-    fn add_level(&mut self) -> Result<()> {
+    /// The geometry and false-positive share of a new stretch level sized for `capacity` keys
+    /// (the share is `1 − r` of what the existing levels leave), or the limit that forbids it:
+    /// `max_levels`, `max_bytes`, or a share that no slot width up to 32 bits meets (or that
+    /// one key would pass). Nothing is allocated.
+    fn next_level(&self, capacity: u64) -> std::result::Result<(Geometry, f64), GrowthLimit> {
         let limit = match self.chain.max_levels {
             0 => crate::config::MAX_LEVELS,
             n => n,
         };
         if self.levels.len() >= limit as usize {
-            return Err(Error::Full);
+            return Err(GrowthLimit::MaxLevels {
+                levels: self.levels.len() as u32,
+            });
         }
-        let level = match self.new_level((self.len() as u64 / 4).max(64)) {
-            Err(Error::InvalidConfig { .. }) => return Err(Error::Full),
-            other => other?,
-        };
-        if !self.fits(self.levels.len(), level.table().len()) {
-            return Err(Error::Full);
+        let used: f64 = self.levels.iter().map(Level::fpr_bound).sum();
+        let share = (self.target_fpr - used) * (1.0 - self.chain.tightening);
+        let (b, encoding) = self.layout();
+        let buckets = (capacity as f64 / (b as f64 * split_load(b)))
+            .ceil()
+            .clamp(2.0, crate::table::MAX_BUCKETS as f64);
+        // Every setting was checked when the chain was made (`Config::geometry`): a geometry
+        // is refused here only for its width.
+        let geo = slot_width(b, encoding, share)
+            .and_then(|w| Geometry::stretch(buckets as u64, b, w, encoding, CORE_BITS).ok())
+            .filter(|geo| one_key_fits(geo, share))
+            .ok_or(GrowthLimit::FprBudget { share })?;
+        let needed = self.file_len_with(self.levels.len(), geo.table_bytes()) as u64;
+        if self.chain.max_bytes != 0 && needed > self.chain.max_bytes {
+            return Err(GrowthLimit::MaxBytes {
+                needed,
+                max_bytes: self.chain.max_bytes,
+            });
         }
+        Ok((geo, share))
+    }
+
+    /// The length of a file of these levels with level `k`'s region `bytes` long instead (or
+    /// one more level, of `bytes`, when `k` is the number of levels).
+    fn file_len_with(&self, k: usize, bytes: usize) -> usize {
+        let lens = self
+            .levels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| if i == k { bytes } else { l.table_bytes() });
+        format::file_len(lens.chain((k == self.levels.len()).then_some(bytes)))
+    }
+
+    /// Whether a file of these levels, with level `k`'s region `bytes` long instead, stays
+    /// within `max_bytes`.
+    fn fits(&self, k: usize, bytes: usize) -> bool {
+        self.chain.max_bytes == 0 || self.file_len_with(k, bytes) as u64 <= self.chain.max_bytes
+    }
+
+    /// Why the chain cannot start another level now, or `None` when it can. After an insert
+    /// returned [`Error::Full`], this is the limit that refused it: a growable filter refuses
+    /// a key only when its newest level cannot take it and a new level is forbidden.
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, GrowthLimit, ScalableCuckooFilter};
+    /// let f = ScalableCuckooFilter::new(Config::new(1000))?;
+    /// assert_eq!(f.growth_limit(), None);
+    /// let f = ScalableCuckooFilter::new(Config::new(1000).max_levels(1))?;
+    /// assert_eq!(f.growth_limit(), Some(GrowthLimit::MaxLevels { levels: 1 }));
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn growth_limit(&self) -> Option<GrowthLimit> {
+        self.next_level(self.next_capacity()).err()
+    }
+
+    /// The keys a new level is sized for: a quarter of the keys so far, at least 64.
+    fn next_capacity(&self) -> u64 {
+        (self.len() as u64 / 4).max(64)
+    }
+
+    /// Starts a new level for the keys to come, or `Full` when a limit forbids it.
+    fn add_level(&mut self) -> Result<()> {
+        let (geo, share) = self
+            .next_level(self.next_capacity())
+            .map_err(|_| Error::Full)?;
+        let level = StretchLevel::new(geo, self.seed, self.max_kicks, share)?;
         self.levels.push(Level::Stretch(level));
         Ok(())
     }

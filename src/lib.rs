@@ -91,7 +91,7 @@ mod table;
 mod view;
 
 pub use builder::FilterBuilder;
-pub use chain::ScalableCuckooFilter;
+pub use chain::{GrowthLimit, ScalableCuckooFilter};
 pub use checks::Health;
 pub use config::{
     Config, DEFAULT_BUCKET_SIZE, DEFAULT_FPR, DEFAULT_GROWTH_FACTOR, DEFAULT_MAX_KICKS,
