@@ -409,9 +409,7 @@ impl ScalableCuckooFilter {
             };
             let geo = level.geometry();
             let load = split_load(geo.bucket_size());
-            if (level.entries() + 1) as f64 <= load * geo.slots() as f64
-                || !self.split_newest()?
-            {
+            if (level.entries() + 1) as f64 <= load * geo.slots() as f64 || !self.split_newest()? {
                 break;
             }
         }

@@ -295,7 +295,10 @@ impl StretchLevel {
     #[inline]
     pub(crate) fn room_for_one_more(&self, share: f64) -> bool {
         let k = self.geo.split().k;
-        self.within(self.precision.saturating_add(weight(k + self.slots().l0)), share)
+        self.within(
+            self.precision.saturating_add(weight(k + self.slots().l0)),
+            share,
+        )
     }
 
     /// Whether a precision sum of `precision` keeps the level's bound within `share` (the
@@ -360,10 +363,10 @@ impl StretchLevel {
         };
         // One move of `place_near` never passes the bound `room_for_one_more` checked (its
         // dropped bit costs what the key's more precise entry saves); a longer path can.
-        debug_assert!(self.within(self.precision + gained, self.target_fpr) || !self.within(
-            self.precision + weight(split.k + slots.l0),
-            self.target_fpr
-        ));
+        debug_assert!(
+            self.within(self.precision + gained, self.target_fpr)
+                || !self.within(self.precision + weight(split.k + slots.l0), self.target_fpr)
+        );
         self.precision += gained;
         self.entries += 1;
         self.keys += 1;
@@ -1143,9 +1146,9 @@ mod tests {
         let b = f.geo.bucket_size() as usize;
         [p.i1, p.i2].iter().any(|&i| {
             let l = split.address_len(i);
-            f.geo.layout().read(f.table(), i)[..b].iter().any(|&v| {
-                stretch::target(split, slots, v, i, l).is_some_and(|t| f.room.get(t))
-            })
+            f.geo.layout().read(f.table(), i)[..b]
+                .iter()
+                .any(|&v| stretch::target(split, slots, v, i, l).is_some_and(|t| f.room.get(t)))
         })
     }
 

@@ -203,8 +203,8 @@ fn seeds_reach_every_layout() {
 }
 
 /// The chain seeds drive growth: a level splits from a few buckets to hundreds, splits copy
-/// entries that ran out of continuation bits, copies of one key start levels, and inserts are
-/// refused at the level limit and at `max_bytes`.
+/// entries that ran out of continuation bits, chains reach several levels, copies of one key
+/// are refused, and inserts are refused at the level limit and at `max_bytes`.
 #[test]
 fn chain_seeds_drive_growth() {
     let mut all = fuzz_common::chain::Reached::default();
@@ -216,11 +216,12 @@ fn chain_seeds_drive_growth() {
         all.copied |= r.copied;
         all.full_at_max_levels |= r.full_at_max_levels;
         all.full_at_max_bytes |= r.full_at_max_bytes;
+        all.copies_refused |= r.copies_refused;
     }
     assert!(all.levels >= 5, "{all:?}");
     assert!(all.buckets >= 400, "{all:?}");
     assert!(
-        all.copied && all.full_at_max_levels && all.full_at_max_bytes,
+        all.copied && all.full_at_max_levels && all.full_at_max_bytes && all.copies_refused,
         "{all:?}"
     );
 }
@@ -393,6 +394,13 @@ fn write_seed_corpora() {
         (
             "grow-semi-one-level",
             chain_setup(3, 2, 0, 0, 1, 0, 0, 3, 0),
+            0,
+        ),
+        // Buckets of 2 with no relocations: levels jam and the chain starts level after level
+        // (copies of one key no longer start levels).
+        (
+            "grow-packed-b2-kicks0",
+            chain_setup(2, 1, 3, 1, 1, 0, 0, 0, 0),
             0,
         ),
     ];

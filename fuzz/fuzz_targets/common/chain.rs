@@ -6,22 +6,28 @@
 //! - every level has the false-positive share the policy gives it (the first `(1 − r)·ε`, each
 //!   later one `(1 − r)` of what the levels before it left), the slot width that share calls
 //!   for, and a bound (its precision sum, §5.1) within the share;
-//! - an insert changes the newest level only: it splits buckets when the level would pass 90 %
-//!   of its slots (and at most 16 more to find room), never takes a key that would take the
-//!   level past its share, and otherwise starts a new level sized for a quarter of the keys,
-//!   leaving the old one exactly as it was;
+//! - an insert changes the newest level only: it splits buckets when the level would pass its
+//!   split load (80 % of its slots, 90 % with buckets of 8; and at most 16 more to find room),
+//!   never takes a key that would take the level past its share, and otherwise starts a new
+//!   level sized for a quarter of the keys, leaving the old one exactly as it was;
 //! - a refused insert (`Full`) changes nothing, and happens only when a new level is forbidden:
-//!   `max_levels` (or 128) reached, a file past `max_bytes`, or a share no slot width meets.
+//!   `max_levels` (or 128) reached, a file past `max_bytes`, or a share no slot width meets —
+//!   the reason `growth_limit` gives;
+//! - a copy refused (`TooManyCopies`) changes nothing, and happens only when both of the key's
+//!   buckets in the newest level are full of entries answering for it; copies of one key never
+//!   make the chain grow (a new level for a numbered key needs another key, indistinguishable
+//!   from it in that level, to have filled its buckets).
 //!
 //! The operations drive growth: small first levels (from 2 buckets), fresh keys by the
 //! thousand (so that entries run out of continuation bits and splits copy them), and copies of
-//! one key without limit, which fill its two buckets and start a new level every `2b` or so.
+//! one key without limit, a dozen at a time (hot keys), which fill its two buckets and are
+//! then refused.
 //!
 //! Input: six setup bytes (layout, rate and tightening, growth factor and limits, kicks and
 //! capacity, seed), then operations of two bytes each (see [`super::drive`]).
 
 use super::{Input, MAX_FRESH, Model, Subject, all_keys, check_model, drive, fresh_key};
-use cuckoo_sst::{Config, Encoding, Error, MAX_LEVELS, Result, ScalableCuckooFilter};
+use cuckoo_sst::{Config, Encoding, Error, GrowthLimit, MAX_LEVELS, Result, ScalableCuckooFilter};
 use std::cell::Cell;
 
 /// How far a run drove its chain (what `tests/fuzz_corpus.rs` holds the seeds to).
@@ -37,6 +43,8 @@ pub struct Reached {
     /// Whether an insert was refused at the level limit, and for `max_bytes`.
     pub full_at_max_levels: bool,
     pub full_at_max_bytes: bool,
+    /// Whether a copy of a key was refused (`TooManyCopies`).
+    pub copies_refused: bool,
 }
 
 thread_local! {
@@ -99,10 +107,10 @@ pub fn setup(input: &mut Input<'_>) -> Setup {
 
 /// The core of every stretch level the crate makes.
 const CORE_BITS: u32 = 5;
-/// A level splits a bucket whenever an insert would take it past this share of its slots: 80 %
-/// with buckets of 2, 90 % otherwise.
+/// A level splits a bucket whenever an insert would take it past this share of its slots: 90 %
+/// with buckets of 8, 80 % otherwise.
 fn split_load(b: usize) -> f64 {
-    if b == 2 { 0.8 } else { 0.9 }
+    if b == 8 { 0.9 } else { 0.8 }
 }
 /// A level's width is chosen so that its bound reaches its share after `2^10`-fold growth.
 const DESIGN_DOUBLINGS: f64 = 10.0;
@@ -274,14 +282,14 @@ pub struct Chain {
     pub setup: Setup,
     /// The false-positive share the policy gives each level, computed when it was added.
     pub shares: Vec<f64>,
-    /// The file's length when the chain was made: the first level is made whatever
-    /// `max_bytes` says, and only growth is held to it.
+    /// The file's length when the chain was made.
     pub first_len: usize,
 }
 
 impl Chain {
     /// The chain for `s`, or `None` when it is refused (`InvalidConfig`): for semi-sorted
-    /// buckets of other than 4 slots, or a first level's share no slot width meets.
+    /// buckets of other than 4 slots, a first level's share no slot width meets, or a
+    /// `max_bytes` the first level's file passes.
     pub fn new(s: &Setup) -> Option<Chain> {
         let mut config = Config::new(s.capacity)
             .false_positive_rate(s.fpr)
@@ -303,6 +311,11 @@ impl Chain {
         // No levels before it: the whole target is left.
         let share = s.fpr * (1.0 - s.tightening);
         let width = slot_width(b, e, share);
+        let first_len = width.map(|w| {
+            let m = buckets_for(s.capacity as u64, b);
+            file_len([region_len(m, b, w, e)])
+        });
+        let too_large = s.max_bytes != 0 && first_len.is_some_and(|len| len > s.max_bytes);
         match ScalableCuckooFilter::new(config) {
             Ok(c) => {
                 assert!(
@@ -311,6 +324,8 @@ impl Chain {
                     s.bucket_size
                 );
                 assert!(width.is_some(), "{s:?}: a share of {share} met");
+                assert!(!too_large, "{s:?}: a first level past max_bytes accepted");
+                assert_eq!(Some(c.size_in_bytes() as u64), first_len, "{s:?}");
                 assert_eq!((c.levels(), c.seed(), c.len()), (1, s.seed, 0));
                 let first = c.level(0).unwrap();
                 assert_eq!(
@@ -329,6 +344,10 @@ impl Chain {
                 Some(chain)
             }
             Err(Error::InvalidConfig { .. }) if bad_layout || width.is_none() => None,
+            Err(Error::InvalidConfig { setting, .. }) if too_large => {
+                assert_eq!(setting, "max_bytes", "{s:?}");
+                None
+            }
             Err(e) => panic!("{s:?}: {e}"),
         }
     }
@@ -408,6 +427,32 @@ impl Chain {
             was.levels.len(),
             before.c.len()
         );
+        // The chain names the limit it met: the first of the three that holds.
+        let limit = before.c.growth_limit();
+        match limit {
+            Some(GrowthLimit::MaxLevels { levels }) => {
+                assert!(at_limit && levels as usize == was.levels.len(), "{limit:?}")
+            }
+            Some(GrowthLimit::MaxBytes { needed, max_bytes }) => {
+                assert!(!at_limit && too_large && needed > max_bytes, "{limit:?}");
+                assert_eq!(max_bytes, s.max_bytes);
+            }
+            Some(GrowthLimit::FprBudget { .. }) => assert!(!at_limit, "{limit:?}"),
+            other => panic!("an insert was refused, and growth_limit says {other:?}"),
+        }
+    }
+
+    /// An insert of `key` was refused as a copy: both of its buckets in the newest level are
+    /// full of entries answering for it, which are all its two buckets' slots.
+    fn check_copies_refused(&self, key: &[u8]) {
+        let newest = self.c.level(self.c.levels() - 1).unwrap();
+        assert_eq!(
+            newest.count(key),
+            2 * newest.bucket_size(),
+            "a key refused as a copy with a free or other slot in its buckets"
+        );
+        assert!(self.c.contains(key), "a key refused as a copy is not found");
+        note(|r| r.copies_refused = true);
     }
 
     /// A successful insert into `before` gave `self`: only the newest level changed, as the
@@ -497,9 +542,13 @@ impl Subject for Chain {
     }
 
     fn may_insert(&self, _: &Model, _: u8) -> bool {
-        // Copies of one key without limit: every `2b` or so start a level, each sized for a
-        // quarter of the keys (at least 64), up to the level limit (128 without one).
+        // Copies of one key without limit: past the `2b` its buckets hold they are refused,
+        // and the chain does not grow.
         true
+    }
+
+    fn check_copies(&self, key: &[u8]) {
+        self.check_copies_refused(key);
     }
 
     fn check_insert(&self, before: &Chain, _: &[u8], _: &Model, full: bool) {
@@ -553,10 +602,11 @@ impl Subject for Chain {
         assert_eq!(self.shares.len(), levels, "levels added unseen");
         if s.max_bytes != 0 {
             assert!(
-                f.len as u64 <= s.max_bytes || f.len == self.first_len,
-                "grew to {} bytes, past max_bytes {}",
+                f.len as u64 <= s.max_bytes,
+                "grew to {} bytes, past max_bytes {} (from {})",
                 f.len,
-                s.max_bytes
+                s.max_bytes,
+                self.first_len
             );
         }
         // The header keeps the settings (FORMAT.md §4), growth_factor included.
@@ -685,10 +735,21 @@ impl Subject for Chain {
                         assert!(now[newest].1 >= was[newest].1);
                     }
                 }
+                Err(Error::TooManyCopies) => {
+                    // A fresh key indistinguishable, in the newest level, from keys that fill
+                    // its buckets: refused, unchanged, found.
+                    assert_eq!(self.shape(), was, "a refused copy changed the chain");
+                    assert_eq!(self.c.len(), len);
+                    self.check_copies_refused(&key);
+                    model.skip_fresh();
+                }
                 Err(Error::Full) => {
                     let mut replay = start.clone();
                     for i in first..j {
-                        Subject::insert(&mut replay, &fresh_key(i)).expect("replayed insert");
+                        match Subject::insert(&mut replay, &fresh_key(i)) {
+                            Ok(()) | Err(Error::TooManyCopies) => {}
+                            Err(e) => panic!("replayed insert: {e}"),
+                        }
                     }
                     assert_eq!(*self, replay, "a refused insert changed the chain");
                     self.check_refusal(&replay);

@@ -131,6 +131,11 @@ impl Model {
         self.fresh_held += 1;
     }
 
+    /// Fresh key `fresh_len()` was offered and refused: the next one is offered next.
+    pub fn skip_fresh(&mut self) {
+        self.fresh.push(false);
+    }
+
     fn take_fresh(&mut self, j: usize) {
         assert!(self.fresh[j]);
         self.fresh[j] = false;
@@ -179,6 +184,11 @@ pub trait Subject: Clone + PartialEq + std::fmt::Debug {
     /// After an insert of `key` (not held by the model more than `model` says) into `before`
     /// gave `Ok` (`full == false`) or `Err(Full)`: whether it was allowed to.
     fn check_insert(&self, before: &Self, key: &[u8], model: &Model, full: bool);
+    /// After an insert of `key` into `self` (unchanged by it) gave `Err(TooManyCopies)`:
+    /// whether it was allowed to (a single filter never returns it).
+    fn check_copies(&self, key: &[u8]) {
+        panic!("TooManyCopies from a filter that never refuses copies: {key:?}");
+    }
     /// Removes `key`, which the model holds, checking when the removal may be refused; whether
     /// a copy was removed.
     fn remove_inserted(&mut self, key: &[u8]) -> bool;
@@ -200,11 +210,11 @@ pub trait Subject: Clone + PartialEq + std::fmt::Debug {
 
 /// Runs up to `max_ops` operations from `input` on `s`, checking each against `model`.
 ///
-/// An operation is `(op, k)`: by `op % 8`, 0 to 2 insert numbered key `k`, 3 inserts it
-/// unless present, 4 and 5 remove it, 6 looks up a batch of `k` keys, 7 writes the filter and
-/// reads it back. For a subject that takes fresh keys, bit 6 of `op` makes 6 insert
-/// `4·(k + 1)` fresh keys, and 4 and 5 remove fresh key `k/256` of the way through those
-/// inserted so far.
+/// An operation is `(op, k)`: by `op % 8`, 0 to 2 insert numbered key `k` (bit 5 of `op`:
+/// 12 times in a row, a hot key), 3 inserts it unless present, 4 and 5 remove it, 6 looks up
+/// a batch of `k` keys, 7 writes the filter and reads it back. For a subject that takes fresh
+/// keys, bit 6 of `op` makes 6 insert `4·(k + 1)` fresh keys, and 4 and 5 remove fresh key
+/// `k/256` of the way through those inserted so far.
 pub fn drive<S: Subject>(
     s: &mut S,
     model: &mut Model,
@@ -235,20 +245,27 @@ pub fn drive<S: Subject>(
                 }
             }
             0..=2 => {
-                if !s.may_insert(model, k) {
-                    continue;
-                }
-                let before = s.clone();
-                match s.insert(key) {
-                    Ok(()) => {
-                        s.check_insert(&before, key, model, false);
-                        model.add(k);
+                let times = if op & 0x20 != 0 { 12 } else { 1 };
+                for _ in 0..times {
+                    if !s.may_insert(model, k) {
+                        break;
                     }
-                    Err(Error::Full) => {
-                        assert_eq!(*s, before, "a refused insert changed the filter");
-                        s.check_insert(&before, key, model, true);
+                    let before = s.clone();
+                    match s.insert(key) {
+                        Ok(()) => {
+                            s.check_insert(&before, key, model, false);
+                            model.add(k);
+                        }
+                        Err(Error::Full) => {
+                            assert_eq!(*s, before, "a refused insert changed the filter");
+                            s.check_insert(&before, key, model, true);
+                        }
+                        Err(Error::TooManyCopies) => {
+                            assert_eq!(*s, before, "a refused copy changed the filter");
+                            s.check_copies(key);
+                        }
+                        Err(e) => panic!("insert: {e}"),
                     }
-                    Err(e) => panic!("insert: {e}"),
                 }
             }
             3 => {
@@ -274,6 +291,7 @@ pub fn drive<S: Subject>(
                         assert_eq!(*s, before, "a refused insert changed the filter");
                         s.check_insert(&before, key, model, true);
                     }
+                    // An absent key's buckets are never full of entries answering for it.
                     Err(e) => panic!("insert_unique: {e}"),
                 }
             }
