@@ -888,6 +888,7 @@ mod tests {
             }
             let counts = scan(&f.geo, f.table()).unwrap();
             assert_eq!(Counts { keys: n, ..counts }, f.counts(), "w={w} c={c}");
+            assert_room_is_the_bytes(&f);
             let probes = 200_000u64;
             let fp = (0..probes)
                 .filter(|&i| f.view().contains_seeded(h(i + (1 << 40))))
@@ -929,6 +930,7 @@ mod tests {
                 for &k in &model {
                     assert!(f.view().contains_seeded(h(k)), "step {step}: key {k} lost");
                 }
+                assert_room_is_the_bytes(&f);
             }
         }
         let distinct: HashSet<u64> = model.iter().copied().collect();
@@ -971,7 +973,9 @@ mod tests {
             while let Some((before, undo)) = history.pop() {
                 f.unsplit(undo).unwrap();
                 assert_eq!(f, before, "{e:?}");
+                assert_eq!(f.room, before.room, "{e:?}");
             }
+            assert_room_is_the_bytes(&f);
         }
     }
 
@@ -1233,5 +1237,145 @@ mod tests {
             }
         }
         assert!(uneven >= 50, "{uneven}");
+    }
+
+    /// A key's seeded hash with bit 50 flipped: in a level of under 2^20 buckets neither its
+    /// buckets, its core nor its continuation read that bit, so the two keys share everything
+    /// the level stores of them.
+    fn twin(h: u64) -> u64 {
+        h ^ (1 << 50)
+    }
+
+    /// Copies of one key fill its two buckets, then are refused (`Copies`) with nothing
+    /// changed, however often; the refusal is made before any search.
+    #[test]
+    fn copies_past_a_full_pair_are_refused() {
+        let mut f = level(64, 14, 5);
+        for i in 0..100 {
+            f.insert_seeded(h(i)).unwrap();
+        }
+        let hot = h(1 << 30);
+        for copy in 0..8 {
+            f.insert_seeded(hot)
+                .unwrap_or_else(|r| panic!("copy {copy}: {r:?}"));
+        }
+        assert_eq!(f.matches(hot).0, 8);
+        for _ in 0..3 {
+            let before = f.clone();
+            assert_eq!(f.insert_seeded_within(hot, 1 << 20), Err(Refused::Copies));
+            assert_eq!(f, before);
+        }
+        // After one copy is removed the pair takes one copy again.
+        assert!(f.remove_seeded(hot));
+        f.insert_seeded(hot).unwrap();
+        assert_eq!(f.insert_seeded(hot), Err(Refused::Copies));
+    }
+
+    /// Distinct keys that share everything the level stores fill a pair the same way; the key
+    /// whose insert filled it is recorded, so the next distinct one is an ordinary key the level
+    /// cannot take (`NoRoom`: a new level takes it), while copies of the recorded key are
+    /// refused. A level read from its bytes has no record: it refuses every key at a full pair
+    /// as a copy.
+    #[test]
+    fn a_full_pair_tells_copies_from_distinct_keys_by_its_record() {
+        let mut f = level(64, 14, 5);
+        for i in 0..100 {
+            f.insert_seeded(h(i)).unwrap();
+        }
+        let class: Vec<u64> = (0..10u64).map(|k| twin(h(1 << 30)) ^ (k << 51)).collect();
+        for &k in &class[..8] {
+            f.insert_seeded(k).unwrap();
+        }
+        let before = f.clone();
+        assert_eq!(f.insert_seeded(class[8]), Err(Refused::NoRoom));
+        assert_eq!(
+            f.insert_seeded(class[7]),
+            Err(Refused::Copies),
+            "the recorded key"
+        );
+        // The pair was filled by class[7]: class[0] is another key as far as the record goes.
+        assert_eq!(f.insert_seeded(class[0]), Err(Refused::NoRoom));
+        assert_eq!(f, before);
+        // Splits move the pair's entries with their keys: the record still finds the pair.
+        for _ in 0..70 {
+            let _ = f.split().unwrap();
+        }
+        assert_eq!(f.insert_seeded(class[9]), Err(Refused::NoRoom));
+        assert_eq!(f.insert_seeded(class[7]), Err(Refused::Copies));
+        // Read back from its parts (as from a file), the level does not know who filled it.
+        let read = StretchLevel::from_parts(
+            f.geo,
+            f.seed,
+            f.max_kicks,
+            f.counts(),
+            f.target_fpr,
+            f.table(),
+        )
+        .unwrap();
+        assert_eq!(read, f);
+        assert_room_is_the_bytes(&read);
+        let mut read = read;
+        assert_eq!(read.insert_seeded(class[9]), Err(Refused::Copies));
+    }
+
+    /// The record keeps one key per pair and at most `SATURATED_KEYS`, forgetting the oldest.
+    #[test]
+    fn the_record_keeps_one_key_per_pair_and_forgets_the_oldest() {
+        let geo = Geometry::stretch(1 << 12, 4, 14, Encoding::SemiSorted, 5).unwrap();
+        let mut r = Saturated::default();
+        r.record(h(0), &geo);
+        r.record(twin(h(0)), &geo);
+        assert_eq!(r.keys.len(), 1, "two keys of one pair");
+        assert!(r.filled_by_another(h(0), &geo));
+        assert!(!r.filled_by_another(twin(h(0)), &geo));
+        for i in 1..=SATURATED_KEYS as u64 {
+            r.record(h(i), &geo);
+        }
+        assert_eq!(r.keys.len(), SATURATED_KEYS);
+        assert!(!r.keys.contains(&twin(h(0))), "the oldest kept");
+        assert!(!r.filled_by_another(h(0), &geo));
+        assert!(r.filled_by_another(twin(h(5)), &geo));
+    }
+
+    /// A level never takes a key that would take its bound past its share: with the share set
+    /// to the bound after one more key of the least precision (what the chain checks before an
+    /// insert), every insert the level takes keeps the bound within it, however many entries
+    /// the search's moves make less precise; and inserts that would pass it are refused with
+    /// `Share`, changing nothing.
+    #[test]
+    fn the_moves_of_a_search_never_take_a_level_past_its_share() {
+        // Mid-way through a doubling: moves from split buckets to unsplit ones drop bits.
+        let mut f = level(768, 14, 5);
+        let (mut share_refusals, mut searched) = (0, 0);
+        for i in 0..3000u64 {
+            let (split, slots) = (f.geo.split(), f.slots());
+            let tight = fpr_bound(5, f.precision + weight(split.k + slots.l0));
+            let mut g = f.clone();
+            g.target_fpr = tight;
+            assert!(g.room_for_one_more(tight));
+            let near = has_room(&g, h(i)) || one_move_away(&g, h(i));
+            match g.insert_seeded(h(i)) {
+                Ok(()) => assert!(
+                    g.fpr_bound() <= tight,
+                    "key {i}: {} > {tight}",
+                    g.fpr_bound()
+                ),
+                Err(Refused::Share) => {
+                    share_refusals += 1;
+                    g.target_fpr = f.target_fpr;
+                    assert_eq!(g, f, "key {i}");
+                }
+                Err(_) => {}
+            }
+            searched += u32::from(!near);
+            if f.insert_seeded(h(i)).is_err() {
+                break;
+            }
+        }
+        assert!(searched >= 50, "{searched} searches");
+        assert!(
+            share_refusals >= 1,
+            "no search passed the share: the test shows nothing"
+        );
     }
 }
