@@ -5,7 +5,7 @@
 //! bytes, BinaryFuse8 and sbbf take XXH3-64 of them.
 //!
 //! ```text
-//! cargo bench --bench peers                   # 1 M and 32 M keys (about 25 minutes)
+//! cargo bench --bench peers                   # 1 M and 32 M keys (about 40 minutes)
 //! cargo bench --bench peers -- /1M            # one size
 //! RUSTFLAGS="-C target-cpu=native" cargo bench --bench peers
 //! ```
@@ -13,10 +13,12 @@
 //! Groups: `absent/<n>` and `present/<n>` (lookups of keys not in / in the filter, 65 536 per
 //! iteration from a pool of 4 M, so the buckets touched are not the ones cached by the last
 //! iteration), `16-filters/1M` (one key against 16 filters), `grown-absent/<n>` (a growable
-//! filter grown from 1 000 keys to `n`, against a right-sized filter of the same keys and sile's
-//! `scalable_cuckoo_filter` grown the same way), `grow/1M` (inserting 1 M keys from 1 000, and
-//! into a right-sized filter), `build/<n>` (from the keys to a filter, hashing included). Before each size the bench prints every contender's bits per key and
-//! false-positive rate over the absent pool.
+//! filter grown a thousandfold, from `n / 1000` keys to `n`, against a right-sized filter of the
+//! same keys and sile's `scalable_cuckoo_filter` grown the same way), `grow/<n>` (inserting `n`
+//! keys into a growable filter from `n / 1000`, into sile's from `n / 1000`, and into a
+//! right-sized filter), `build/<n>` (from the keys to a filter, hashing included). Before each
+//! size the bench prints every contender's bits per key and false-positive rate over the
+//! absent pool.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use cuckoo_sst::{
@@ -251,17 +253,19 @@ fn many_filters(c: &mut Criterion) {
 }
 
 /// sile's `scalable_cuckoo_filter` (0.5: a chain of cuckoo filters, SipHash-1-3 over the key
-/// bytes as its users get it) grown from 1 000 keys at 1 %.
+/// bytes as its users get it), at 1 %.
 type SileChain = scalable_cuckoo_filter::ScalableCuckooFilter<[u8; 16]>;
 
-/// A growable filter grown from 1 000 keys to `n` (the default configuration, 1 %), against a
-/// right-sized filter of the same keys (`FilterBuilder`) and sile's chain grown the same way:
-/// absent keys one at a time, and batched where the filter has a batch.
+/// A growable filter grown a thousandfold, from `n / 1000` keys to `n` (the default
+/// configuration, 1 %), against a right-sized filter of the same keys (`FilterBuilder`) and
+/// sile's chain grown the same way: absent keys one at a time, and batched where the filter has
+/// a batch.
 fn grown(c: &mut Criterion) {
     for (size, n) in SIZES {
         let right = sst(n, None);
-        let mut grown = ScalableCuckooFilter::new(Config::new(1_000)).unwrap();
-        let mut sile = SileChain::new(1_000, 0.01);
+        let from = (n / 1000) as usize;
+        let mut grown = ScalableCuckooFilter::new(Config::new(from)).unwrap();
+        let mut sile = SileChain::new(from, 0.01);
         for i in 0..n {
             grown.insert(&key(i)).unwrap();
             sile.insert(&key(i));
@@ -271,7 +275,7 @@ fn grown(c: &mut Criterion) {
             keys.iter().filter(|k| f(k)).count() as f64 / POOL as f64
         };
         let bits = |bytes: f64| bytes * 8.0 / n as f64;
-        eprintln!("{size} grown from 1 000: bits/key · FPR · levels");
+        eprintln!("{size} grown from {from}: bits/key · FPR · levels");
         eprintln!(
             "  right-sized: {:.2} · {:.3e}",
             bits(right.size_in_bytes() as f64),
@@ -337,41 +341,43 @@ fn grown(c: &mut Criterion) {
     }
 }
 
-/// Inserting 1 M keys: into a filter sized for them, into a growable filter from 1 000 keys,
-/// and into sile's chain from 1 000 keys.
+/// Inserting `n` keys (1 M and 32 M): into a growable filter from `n / 1000` keys (a
+/// thousandfold growth), into sile's chain from `n / 1000`, and into a filter sized for them.
 fn grow(c: &mut Criterion) {
-    let n = 1_000_000u64;
-    let mut g = c.benchmark_group("grow/1M");
-    g.throughput(Throughput::Elements(n));
-    g.sample_size(10);
-    g.bench_function(BenchmarkId::from_parameter("right-sized"), |b| {
-        b.iter(|| {
-            let mut f = CuckooFilter::new(Config::new(n as usize)).unwrap();
-            for i in 0..n {
-                f.insert(black_box(&key(i))).unwrap();
-            }
-            f.len()
-        })
-    });
-    g.bench_function(BenchmarkId::from_parameter("grown"), |b| {
-        b.iter(|| {
-            let mut f = ScalableCuckooFilter::new(Config::new(1_000)).unwrap();
-            for i in 0..n {
-                f.insert(black_box(&key(i))).unwrap();
-            }
-            f.len()
-        })
-    });
-    g.bench_function(BenchmarkId::from_parameter("scalable_cuckoo_filter"), |b| {
-        b.iter(|| {
-            let mut f = SileChain::new(1_000, 0.01);
-            for i in 0..n {
-                f.insert(black_box(&key(i)));
-            }
-            f.len()
-        })
-    });
-    g.finish();
+    for (size, n) in SIZES {
+        let from = (n / 1000) as usize;
+        let mut g = c.benchmark_group(format!("grow/{size}"));
+        g.throughput(Throughput::Elements(n));
+        g.sample_size(10);
+        g.bench_function(BenchmarkId::from_parameter("grown"), |b| {
+            b.iter(|| {
+                let mut f = ScalableCuckooFilter::new(Config::new(from)).unwrap();
+                for i in 0..n {
+                    f.insert(black_box(&key(i))).unwrap();
+                }
+                f.len()
+            })
+        });
+        g.bench_function(BenchmarkId::from_parameter("scalable_cuckoo_filter"), |b| {
+            b.iter(|| {
+                let mut f = SileChain::new(from, 0.01);
+                for i in 0..n {
+                    f.insert(black_box(&key(i)));
+                }
+                f.len()
+            })
+        });
+        g.bench_function(BenchmarkId::from_parameter("right-sized"), |b| {
+            b.iter(|| {
+                let mut f = CuckooFilter::new(Config::new(n as usize)).unwrap();
+                for i in 0..n {
+                    f.insert(black_box(&key(i))).unwrap();
+                }
+                f.len()
+            })
+        });
+        g.finish();
+    }
 }
 
 criterion_group!(benches, lookups, many_filters, grown, grow, build);
