@@ -1430,3 +1430,112 @@ fn a_stretch_levels_target_fpr_is_at_most_the_chains() {
         }
     }
 }
+
+/// `chain_bucket_size` and `chain_encoding` fix the layout of the levels a chain adds: a pair no
+/// level can have — semi-sorted buckets (§3.3: four slots) of 2 or 8, which no `Config`
+/// accepts — is refused when the file is read (FORMAT.md §7 step 4.10), by every reader and
+/// for chains of every version, instead of being read and then refusing, with `Error::Full`,
+/// the insert that needs a new level. Every other pair is accepted, and a chain read with it
+/// adds levels of that layout.
+#[test]
+fn a_chain_layout_no_level_can_have_is_refused() {
+    let classic = GOLDEN_V2_CHAIN.to_vec();
+    let stretch = stretch_chain_file();
+    let files = [
+        to_v1(&classic),
+        classic.clone(),
+        to_v3(&classic),
+        mixed_chain_file(),
+        stretch.clone(),
+    ];
+    let cases: Vec<(&str, Patch, &str)> = vec![
+        (
+            "semi-sorted buckets of 2",
+            |b| {
+                b[96] = 2;
+                b[97] = 3;
+            },
+            "Corrupt(chain_encoding)",
+        ),
+        (
+            "semi-sorted buckets of 8",
+            |b| {
+                b[96] = 8;
+                b[97] = 3;
+            },
+            "Corrupt(chain_encoding)",
+        ),
+        (
+            // The bucket size's own check comes first.
+            "semi-sorted buckets of 3",
+            |b| {
+                b[96] = 3;
+                b[97] = 3;
+            },
+            "Corrupt(chain_bucket_size)",
+        ),
+        (
+            // The pair is checked after the fields before it in step 4.
+            "semi-sorted buckets of 2 and max_levels 129",
+            |b| {
+                b[96] = 2;
+                b[97] = 3;
+                put_u32(b, 72, 129);
+            },
+            "Corrupt(max_levels)",
+        ),
+        (
+            "semi-sorted buckets of 2 and chunk_shift 11",
+            |b| {
+                b[96] = 2;
+                b[97] = 3;
+                b[98] = 11;
+            },
+            "Corrupt(chain_encoding)",
+        ),
+    ];
+    for good in &files {
+        let cases: Vec<_> = match good[8] {
+            1 => cases[..4].to_vec(), // no chunk_shift: byte 98 is reserved
+            _ => cases.clone(),
+        };
+        check_cases(good, chain_steps_1_to_7_answer, &cases);
+    }
+    // Every other pair is read, and the chain's next level takes it: the bucket size given
+    // (4 if any), the encoding given (if any: semi-sorted for buckets of 4, else packed).
+    for good in [&files[0], &classic, &stretch] {
+        for bucket in [0u8, 2, 4, 8] {
+            for code in 0u8..=3 {
+                if code == 3 && bucket != 0 && bucket != 4 {
+                    continue;
+                }
+                let mut b = good.clone();
+                b[96] = bucket;
+                b[97] = code;
+                resign(&mut b);
+                let what = format!("chain_bucket_size {bucket}, chain_encoding {code}");
+                assert_eq!(chain_steps_1_to_7_answer(&b), "Ok", "{what}");
+                assert_eq!(spec_answer(&b), "Ok", "{what}");
+                let mut chain = ScalableCuckooFilter::from_bytes(&b).unwrap();
+                let levels = chain.levels();
+                while chain.levels() == levels {
+                    chain.insert(b"grow").unwrap();
+                }
+                let newest = chain.level(levels).unwrap();
+                let want_b = if bucket == 0 { 4 } else { bucket as usize };
+                let want_e = match code {
+                    1 => Encoding::Plain,
+                    2 => Encoding::Packed,
+                    3 => Encoding::SemiSorted,
+                    _ if want_b == 4 => Encoding::SemiSorted,
+                    _ => Encoding::Packed,
+                };
+                assert_eq!(
+                    (newest.bucket_size(), newest.encoding()),
+                    (want_b, want_e),
+                    "{what}"
+                );
+            }
+        }
+    }
+}

@@ -411,6 +411,17 @@ fn chain_fields(
                 .ok_or_else(|| Error::corrupt("chain_encoding", format!("unknown code {code}")))?,
         ),
     };
+    // The two fix the layout of every level the chain adds: a pair no level can have (semi-
+    // sorted buckets of other than 4 slots) would be read, and then refuse as `Full` the first
+    // insert that needs a new level. No `Config` gives one.
+    if let (Some(b), Some(e)) = (bucket_size, encoding)
+        && e.widths(b).next().is_none()
+    {
+        return Err(Error::corrupt(
+            "chain_encoding",
+            format!("no {e} bucket has {b} slots (chain_bucket_size {b})"),
+        ));
+    }
     Ok(Some(ChainParams {
         growth_factor,
         tightening,
