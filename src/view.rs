@@ -23,6 +23,21 @@ use crate::table::{Codec, Encoding, Geometry, kernel, with_codec};
 /// assert!(view.contains(b"key"));
 /// assert_eq!(view.len(), 1);
 /// ```
+///
+/// # Views of stretch levels
+///
+/// A level of a growable filter that grows in place is a *stretch level* (FORMAT.md §2.2,
+/// §3.4): [`ScalableCuckooFilter::level`](crate::ScalableCuckooFilter::level) gives one for
+/// every level the crate creates, and [`MappedFilter::level`](crate::MappedFilter::level) for
+/// every stretch level of a version-3 file. (Single filters are classic, and so are the levels
+/// of version-1 and -2 chains, which a chain read from such a file keeps ahead of the stretch
+/// levels it adds.) Its slots hold entries that keep a varying number
+/// of their key's hash bits, not fixed-width fingerprints, and it grows one bucket at a time,
+/// so some methods mean something else for it, as each says: [`len`](Self::len) counts keys,
+/// not occupied slots; [`capacity`](Self::capacity) and [`num_buckets`](Self::num_buckets) are
+/// the level's size now; [`fingerprint_bits`](Self::fingerprint_bits) is the slot width;
+/// [`expected_fpr`](Self::expected_fpr) is the bound from the level's precision sum; and
+/// [`count`](Self::count) counts the entries that answer for a key.
 #[derive(Clone, Copy)]
 pub struct FilterRef<'a> {
     pub(crate) geo: Geometry,
@@ -360,10 +375,35 @@ impl<'a> FilterRef<'a> {
     /// How many copies of `key`'s fingerprint its two buckets hold (at least the number of
     /// times it was inserted and not removed; more on a fingerprint collision).
     ///
+    /// Of a [stretch level](Self#views-of-stretch-levels): how many entries of the key's two
+    /// buckets answer for it — those of its first bucket that agree with its first query value
+    /// on every bit above their marker, and those of its second bucket with its second
+    /// (FORMAT.md §2.2: `i1`, `q1`, `i2`, `q2`). That is at least the number of times the key was
+    /// inserted into the level and not removed. A split that puts an entry with no
+    /// continuation bit left into both halves of its bucket adds nothing: the key's address
+    /// maps to one of the halves, and only the copy there answers for it. Other keys' entries
+    /// count too where they agree on every bit they keep — more often the fewer they keep,
+    /// as entries inserted while the level was small do.
+    ///
     /// ```
     /// # let mut f = cuckoo_sst::CuckooFilter::with_capacity(10);
     /// # f.insert(b"a").unwrap(); f.insert(b"a").unwrap();
     /// assert_eq!(f.as_filter_ref().count(b"a"), 2);
+    /// ```
+    ///
+    /// A stretch level, grown tenfold after a key was inserted three times:
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, ScalableCuckooFilter};
+    /// let mut f = ScalableCuckooFilter::new(Config::new(1000))?;
+    /// for _ in 0..3 {
+    ///     f.insert(b"twin")?;
+    /// }
+    /// for i in 0..10_000u32 {
+    ///     f.insert(&i.to_le_bytes())?;
+    /// }
+    /// assert_eq!(f.level(0).unwrap().count(b"twin"), 3);
+    /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     #[inline]
     pub fn count(&self, key: &[u8]) -> usize {
@@ -396,6 +436,10 @@ impl<'a> FilterRef<'a> {
 
     /// Items in the filter.
     ///
+    /// Of a [stretch level](Self#views-of-stretch-levels): the keys inserted into the level and
+    /// not removed (its `key_count`, FORMAT.md §5), which may be fewer than its occupied slots:
+    /// a split puts an entry that has no continuation bit left into both halves of its bucket.
+    ///
     /// On a 32-bit target a count above `usize::MAX` (a table of more than 2^32 slots) is given
     /// as `usize::MAX`, never wrapped.
     ///
@@ -408,7 +452,8 @@ impl<'a> FilterRef<'a> {
         saturating_usize(self.len)
     }
 
-    /// Whether the filter holds no items.
+    /// Whether the filter holds no items (of a stretch level: no keys, as [`len`](Self::len)
+    /// counts them).
     ///
     /// ```
     /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
@@ -420,6 +465,11 @@ impl<'a> FilterRef<'a> {
     }
 
     /// Total slots (buckets × bucket size).
+    ///
+    /// Of a [stretch level](Self#views-of-stretch-levels): its slots as it is now,
+    /// [`num_buckets`](Self::num_buckets) × [`bucket_size`](Self::bucket_size); the level gains
+    /// a bucket's worth with each split. Its occupied slots (keys, and the copies splits made)
+    /// may be more than [`len`](Self::len).
     ///
     /// On a 32-bit target a count above `usize::MAX` (a table of more than 2^32 slots) is given
     /// as `usize::MAX`, never wrapped.
@@ -434,6 +484,9 @@ impl<'a> FilterRef<'a> {
     }
 
     /// Number of buckets.
+    ///
+    /// Of a [stretch level](Self#views-of-stretch-levels): `m` as it is now (FORMAT.md §2.2),
+    /// any number from 2 up, odd ones included; each split adds one.
     ///
     /// ```
     /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
@@ -458,9 +511,35 @@ impl<'a> FilterRef<'a> {
 
     /// Fingerprint width in bits.
     ///
+    /// Of a [stretch level](Self#views-of-stretch-levels): the slot width `w` (FORMAT.md §3.4),
+    /// not a fingerprint's. A slot holds, from the top, a core of `c` bits (5 in the levels the
+    /// crate creates), up to `w − c − 1` continuation bits, and a marker bit; an entry keeps
+    /// fewer continuation bits as its bucket splits, so a lookup compares between `c` and
+    /// `w − 1` bits of it. Its rate is [`expected_fpr`](Self::expected_fpr), not a function of
+    /// this width alone.
+    ///
     /// ```
     /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
     /// assert_eq!(f.as_filter_ref().fingerprint_bits(), 10);
+    /// ```
+    ///
+    /// A stretch level at the default 1 % target: its share, 0.8 %, gives slots of 14 bits (a
+    /// core of 5, 8 continuation bits and the marker); it grows from 278 buckets, one at a
+    /// time:
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, ScalableCuckooFilter};
+    /// let mut f = ScalableCuckooFilter::new(Config::new(1000))?;
+    /// assert_eq!(f.level(0).unwrap().num_buckets(), 278); // ⌈1000 / (4 · 0.9)⌉
+    /// for i in 0..10_000u32 {
+    ///     f.insert(&i.to_le_bytes())?;
+    /// }
+    /// let level = f.level(0).unwrap();
+    /// assert_eq!((f.levels(), level.fingerprint_bits()), (1, 14));
+    /// assert_eq!(level.len(), 10_000); // keys
+    /// assert_eq!(level.num_buckets(), 2778);
+    /// assert_eq!(level.capacity(), 2778 * 4);
+    /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     #[inline]
     pub fn fingerprint_bits(&self) -> u32 {
@@ -489,7 +568,8 @@ impl<'a> FilterRef<'a> {
         self.seed
     }
 
-    /// `len / capacity`.
+    /// `len / capacity`. Of a [stretch level](Self#views-of-stretch-levels): keys per slot,
+    /// which is below the share of occupied slots where splits have copied entries.
     ///
     /// ```
     /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
@@ -504,9 +584,34 @@ impl<'a> FilterRef<'a> {
     /// when both of its candidate buckets are full, `1 − (1 − 1/(2^f − 1))^(2b)`. A less full
     /// table does better: see [`estimated_fpr`](Self::estimated_fpr).
     ///
+    /// Of a [stretch level](Self#views-of-stretch-levels): the level's bound from its
+    /// precision sum `P` (FORMAT.md §5.1), `min(1, 2^(1 − c) · P · 2^−60)` with `c` the core
+    /// width. It counts the entries the level holds — each by how many of its key's hash bits
+    /// it keeps — not full buckets, so it grows as keys are inserted, most for keys inserted
+    /// while the level was small; removals lower it. A
+    /// [`ScalableCuckooFilter`](crate::ScalableCuckooFilter) grows a level only while this stays
+    /// within the level's share of the target.
+    ///
     /// ```
     /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);
     /// assert!(f.as_filter_ref().expected_fpr() < 0.01);
+    /// ```
+    ///
+    /// A stretch level, grown tenfold at the default 1 % target (its share is 0.8 %):
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, ScalableCuckooFilter};
+    /// let mut f = ScalableCuckooFilter::new(Config::new(1000))?;
+    /// let empty = f.level(0).unwrap().expected_fpr();
+    /// for i in 0..10_000u32 {
+    ///     f.insert(&i.to_le_bytes())?;
+    /// }
+    /// let level = f.level(0).unwrap();
+    /// assert_eq!(empty, 0.0);
+    /// assert!(level.expected_fpr() > 0.0 && level.expected_fpr() <= 0.008);
+    /// assert_eq!(level.expected_fpr(), f.expected_fpr()); // one level: the chain's bound
+    /// assert_eq!(level.estimated_fpr(), level.expected_fpr());
+    /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     #[inline]
     pub fn expected_fpr(&self) -> f64 {
@@ -533,7 +638,8 @@ impl<'a> FilterRef<'a> {
     }
 
     /// The false-positive rate expected at the current load `α`:
-    /// `1 − (1 − 1/(2^f − 1))^(2bα)`.
+    /// `1 − (1 − 1/(2^f − 1))^(2bα)`. Of a [stretch level](Self#views-of-stretch-levels):
+    /// [`expected_fpr`](Self::expected_fpr), which already counts only the entries there are.
     ///
     /// ```
     /// # let f = cuckoo_sst::CuckooFilter::with_capacity(10);

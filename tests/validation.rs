@@ -67,6 +67,39 @@ fn chain_answer(bytes: &[u8]) -> String {
     chain
 }
 
+/// For a chain whose failure, if any, lies in FORMAT.md §7 steps 1–7: every reader gives the
+/// same answer, which is returned. The chain readers ([`chain_answer`]), and
+/// `MappedFilter::from_shared`, which stops after step 7, accept a good chain; the readers of
+/// single filters refuse it as growable, and name the failure of a bad one first (they read
+/// the whole file before they look at its level count).
+fn chain_steps_1_to_7_answer(bytes: &[u8]) -> String {
+    let chain = chain_answer(bytes);
+    assert_eq!(
+        answer(MappedFilter::from_shared(bytes.to_vec().into())),
+        chain,
+        "MappedFilter::from_shared"
+    );
+    let single = match chain.as_str() {
+        "Ok" => {
+            let levels = u32::from_le_bytes(bytes[24..28].try_into().unwrap());
+            format!("Growable {{ levels: {levels} }}")
+        }
+        failure => failure.to_string(),
+    };
+    assert_eq!(answer(FilterRef::from_bytes(bytes)), single, "FilterRef");
+    assert_eq!(
+        answer(FilterRef::from_bytes_assume_verified(bytes)),
+        single,
+        "FilterRef::from_bytes_assume_verified"
+    );
+    assert_eq!(
+        answer(CuckooFilter::from_bytes(bytes)),
+        single,
+        "CuckooFilter"
+    );
+    chain
+}
+
 type Patch = fn(&mut Vec<u8>);
 
 /// The answer of the reader written from FORMAT.md alone (`common::spec`).
@@ -1290,5 +1323,219 @@ fn a_completely_full_table_is_valid() {
         put_u64(&mut over, 88, slots as u64 + 1);
         resign(&mut over);
         assert_eq!(single_answer(&over), "Corrupt(level 0 item_count)");
+    }
+}
+
+/// The header's `target_fpr` (offset 48) as an `f64`.
+fn chain_target(b: &[u8]) -> f64 {
+    f64::from_bits(u64_at(b, 48))
+}
+
+/// Level `k`'s `target_fpr` (descriptor offset 40).
+fn level_target(b: &[u8], k: usize) -> f64 {
+    f64::from_bits(u64_at(b, desc(k) + 40))
+}
+
+/// A stretch level's `target_fpr` is its share of the chain's target: a chain read from a file
+/// grows its newest level only while the level's bound stays within it (FORMAT.md §5, §8). A
+/// share above the chain's own `target_fpr`, which no writer gives, is refused when the file is
+/// read (§7 step 6.8), by every reader and by the reader written from FORMAT.md; a share equal
+/// to the target is accepted. A classic level's `target_fpr` is informative, as versions 1
+/// and 2 specified it: it is not compared with the header's.
+#[test]
+fn a_stretch_levels_target_fpr_is_at_most_the_chains() {
+    let stretch = stretch_chain_file();
+    let mixed = mixed_chain_file();
+    let classic = GOLDEN_V2_CHAIN.to_vec();
+    // As written, every stretch level's share is below the chain's target.
+    for good in [&stretch, &mixed] {
+        let file = spec::read(good).unwrap();
+        for (k, level) in file.levels.iter().enumerate() {
+            assert!(level_target(good, k) < chain_target(good), "level {k}");
+            assert_eq!(level.target_fpr, level_target(good, k));
+        }
+    }
+    let cases: Vec<(&str, Patch, &str)> = vec![
+        (
+            "level 0 target_fpr just above the chain's",
+            |b| {
+                let above = chain_target(b).next_up();
+                put_u64(b, desc(0) + 40, above.to_bits());
+            },
+            "Corrupt(level 0 target_fpr)",
+        ),
+        (
+            "level 2 target_fpr 0.99",
+            |b| put_u64(b, desc(2) + 40, 0.99f64.to_bits()),
+            "Corrupt(level 2 target_fpr)",
+        ),
+        (
+            // The header passes its own check (a rate in (0, 1)); the first level whose share
+            // exceeds it is named.
+            "the chain's target_fpr below every level's",
+            |b| {
+                let least = (0..3).map(|k| level_target(b, k)).fold(1.0, f64::min);
+                put_u64(b, 48, least.next_down().to_bits());
+            },
+            "Corrupt(level 0 target_fpr)",
+        ),
+    ];
+    check_cases(&stretch, chain_steps_1_to_7_answer, &cases);
+    // The mixed chain's stretch level is its fifth; its classic levels are not compared.
+    check_cases(
+        &mixed,
+        chain_steps_1_to_7_answer,
+        &[(
+            "stretch level 4 target_fpr above the chain's",
+            |b| {
+                let above = chain_target(b) * 1.5;
+                put_u64(b, desc(4) + 40, above.to_bits());
+            },
+            "Corrupt(level 4 target_fpr)",
+        )],
+    );
+
+    // Accepted: a stretch level's share equal to the chain's target; a classic level's
+    // target_fpr anywhere in (0, 1), in chains of every version.
+    let stretch_equal: Vec<(&str, Patch)> = vec![
+        ("level 0 target_fpr equal to the chain's", |b| {
+            let t = chain_target(b);
+            put_u64(b, desc(0) + 40, t.to_bits());
+        }),
+        ("every level's target_fpr equal to the chain's", |b| {
+            let t = chain_target(b);
+            for k in 0..3 {
+                put_u64(b, desc(k) + 40, t.to_bits());
+            }
+        }),
+    ];
+    let classic_above: Vec<(&str, Patch)> =
+        vec![("classic level 1 target_fpr above the chain's", |b| {
+            put_u64(b, desc(1) + 40, 0.9f64.to_bits())
+        })];
+    let accepted = [
+        (&stretch, &stretch_equal),
+        (&mixed, &classic_above),
+        (&classic, &classic_above),
+        (&to_v1(&classic), &classic_above),
+    ];
+    for (good, patches) in accepted {
+        for (what, patch) in patches {
+            let mut b = good.clone();
+            patch(&mut b);
+            resign(&mut b);
+            assert_ne!(&b, good, "{what}");
+            assert_eq!(chain_steps_1_to_7_answer(&b), "Ok", "{what}");
+            assert_eq!(spec_answer(&b), "Ok", "{what}");
+        }
+    }
+}
+
+/// `chain_bucket_size` and `chain_encoding` fix the layout of the levels a chain adds: a pair no
+/// level can have — semi-sorted buckets (§3.3: four slots) of 2 or 8, which no `Config`
+/// accepts — is refused when the file is read (FORMAT.md §7 step 4.10), by every reader and
+/// for chains of every version, instead of being read and then refusing, with `Error::Full`,
+/// the insert that needs a new level. Every other pair is accepted, and a chain read with it
+/// adds levels of that layout.
+#[test]
+fn a_chain_layout_no_level_can_have_is_refused() {
+    let classic = GOLDEN_V2_CHAIN.to_vec();
+    let stretch = stretch_chain_file();
+    let files = [
+        to_v1(&classic),
+        classic.clone(),
+        to_v3(&classic),
+        mixed_chain_file(),
+        stretch.clone(),
+    ];
+    let cases: Vec<(&str, Patch, &str)> = vec![
+        (
+            "semi-sorted buckets of 2",
+            |b| {
+                b[96] = 2;
+                b[97] = 3;
+            },
+            "Corrupt(chain_encoding)",
+        ),
+        (
+            "semi-sorted buckets of 8",
+            |b| {
+                b[96] = 8;
+                b[97] = 3;
+            },
+            "Corrupt(chain_encoding)",
+        ),
+        (
+            // The bucket size's own check comes first.
+            "semi-sorted buckets of 3",
+            |b| {
+                b[96] = 3;
+                b[97] = 3;
+            },
+            "Corrupt(chain_bucket_size)",
+        ),
+        (
+            // The pair is checked after the fields before it in step 4.
+            "semi-sorted buckets of 2 and max_levels 129",
+            |b| {
+                b[96] = 2;
+                b[97] = 3;
+                put_u32(b, 72, 129);
+            },
+            "Corrupt(max_levels)",
+        ),
+        (
+            "semi-sorted buckets of 2 and chunk_shift 11",
+            |b| {
+                b[96] = 2;
+                b[97] = 3;
+                b[98] = 11;
+            },
+            "Corrupt(chain_encoding)",
+        ),
+    ];
+    for good in &files {
+        let cases: Vec<_> = match good[8] {
+            1 => cases[..4].to_vec(), // no chunk_shift: byte 98 is reserved
+            _ => cases.clone(),
+        };
+        check_cases(good, chain_steps_1_to_7_answer, &cases);
+    }
+    // Every other pair is read, and the chain's next level takes it: the bucket size given
+    // (4 if any), the encoding given (if any: semi-sorted for buckets of 4, else packed).
+    for good in [&files[0], &classic, &stretch] {
+        for bucket in [0u8, 2, 4, 8] {
+            for code in 0u8..=3 {
+                if code == 3 && bucket != 0 && bucket != 4 {
+                    continue;
+                }
+                let mut b = good.clone();
+                b[96] = bucket;
+                b[97] = code;
+                resign(&mut b);
+                let what = format!("chain_bucket_size {bucket}, chain_encoding {code}");
+                assert_eq!(chain_steps_1_to_7_answer(&b), "Ok", "{what}");
+                assert_eq!(spec_answer(&b), "Ok", "{what}");
+                let mut chain = ScalableCuckooFilter::from_bytes(&b).unwrap();
+                let levels = chain.levels();
+                while chain.levels() == levels {
+                    chain.insert(b"grow").unwrap();
+                }
+                let newest = chain.level(levels).unwrap();
+                let want_b = if bucket == 0 { 4 } else { bucket as usize };
+                let want_e = match code {
+                    1 => Encoding::Plain,
+                    2 => Encoding::Packed,
+                    3 => Encoding::SemiSorted,
+                    _ if want_b == 4 => Encoding::SemiSorted,
+                    _ => Encoding::Packed,
+                };
+                assert_eq!(
+                    (newest.bucket_size(), newest.encoding()),
+                    (want_b, want_e),
+                    "{what}"
+                );
+            }
+        }
     }
 }

@@ -411,6 +411,17 @@ fn chain_fields(
                 .ok_or_else(|| Error::corrupt("chain_encoding", format!("unknown code {code}")))?,
         ),
     };
+    // The two fix the layout of every level the chain adds: a pair no level can have (semi-
+    // sorted buckets of other than 4 slots) would be read, and then refuse as `Full` the first
+    // insert that needs a new level. No `Config` gives one.
+    if let (Some(b), Some(e)) = (bucket_size, encoding)
+        && e.widths(b).next().is_none()
+    {
+        return Err(Error::corrupt(
+            "chain_encoding",
+            format!("no {e} bucket has {b} slots (chain_bucket_size {b})"),
+        ));
+    }
     Ok(Some(ChainParams {
         growth_factor,
         tightening,
@@ -448,8 +459,7 @@ fn step6_levels(level_table: &[u8], header: &Header) -> Result<Vec<LevelMeta>> {
     let mut items: u64 = 0;
     let mut chunks: usize = 0;
     for (k, desc) in level_table.chunks_exact(LEVEL_LEN).enumerate() {
-        let chain = header.chain.is_some();
-        let level = parse_level(k, desc, offset, header.version, chain, chunks)?;
+        let level = parse_level(k, desc, offset, header, chunks)?;
         offset = offset
             .checked_add(level.geo.table_bytes() as u64)
             .ok_or_else(|| overflow("region_len"))?;
@@ -537,16 +547,16 @@ fn step7_checksum_table(bytes: &[u8], h: &ArchivedFileHeader, header: &Header) -
     Ok(())
 }
 
-/// FORMAT.md §7 step 6 for descriptor `k`, whose region must start at `offset` and whose first
-/// chunk is chunk `first_chunk` of the file.
+/// FORMAT.md §7 step 6 for descriptor `k` of the file `header` describes, whose region must
+/// start at `offset` and whose first chunk is chunk `first_chunk` of the file.
 fn parse_level(
     k: usize,
     desc: &[u8],
     offset: u64,
-    version: u32,
-    chain: bool,
+    header: &Header,
     first_chunk: usize,
 ) -> Result<LevelMeta> {
+    let (version, chain) = (header.version, header.chain.is_some());
     let field = |name: &str| format!("level {k} {name}");
     let buf = Aligned::<LEVEL_LEN>::copy_of(desc, "level descriptor")?;
     let d = rkyv::access::<ArchivedLevelDesc, rkyv::rancor::Error>(&buf.0)
@@ -636,6 +646,20 @@ fn parse_level(
     };
     let target_fpr = d.target_fpr.to_native();
     check_rate(|| field("target_fpr"), target_fpr)?;
+    // A stretch level's target is the share of the chain's target it may grow to (a chain read
+    // from the file grows its newest level while the level's bound stays within it): a share
+    // is a fraction of the chain's target, never more. A classic level's is informative (it
+    // never grows), and versions 1 and 2 did not require it.
+    if core_bits != 0 && target_fpr > header.target_fpr {
+        return Err(Error::corrupt(
+            field("target_fpr"),
+            format!(
+                "{target_fpr} is more than the chain's target_fpr {}: a level's share is a \
+                 fraction of it",
+                header.target_fpr
+            ),
+        ));
+    }
     Ok(LevelMeta {
         geo,
         len: if stretch.is_some() { capacity } else { len },

@@ -224,7 +224,7 @@ pub fn read_unverified(file: &[u8]) -> Result<File<'_>, String> {
         if !matches!(file[96], 0 | 2 | 4 | 8) {
             return Err(corrupt("chain_bucket_size"));
         }
-        if file[97] > 3 {
+        if file[97] > 3 || (file[97] == 3 && matches!(file[96], 2 | 8)) {
             return Err(corrupt("chain_encoding"));
         }
     }
@@ -325,7 +325,7 @@ pub fn read_unverified(file: &[u8]) -> Result<File<'_>, String> {
         }
         // 6.8
         let target_fpr = f64_at(d, 40);
-        if !open_unit(target_fpr) {
+        if !open_unit(target_fpr) || (core_bits != 0 && target_fpr > f64_at(file, 48)) {
             return Err(field("target_fpr"));
         }
         // 6.9
