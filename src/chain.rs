@@ -585,7 +585,8 @@ impl ScalableCuckooFilter {
         self.levels.iter().rev().map(Level::view).collect()
     }
 
-    /// Copies of `key`'s fingerprint across all levels.
+    /// Entries answering for `key` across all levels: at least the copies of it inserted (and
+    /// not removed); other keys' entries that answer for it add to it.
     ///
     /// ```
     /// let mut f = cuckoo_sst::ScalableCuckooFilter::new(cuckoo_sst::Config::new(10))?;

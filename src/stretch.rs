@@ -34,7 +34,8 @@ pub(crate) struct StretchLevel {
     entries: u64,
     /// `Σ 2^(60 − T)` over the entries (FORMAT.md §5.1).
     precision: u64,
-    /// The share of the chain's target this level was given (persisted; informative).
+    /// The share of the chain's target this level was given (persisted): the bound it grows
+    /// to, at most.
     target_fpr: f64,
     /// `2^(1 − c − 60)`: the bound per unit of the precision sum.
     bound_scale: f64,
