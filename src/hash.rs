@@ -315,6 +315,17 @@ pub(crate) mod stretch {
         }
     }
 
+    /// The two buckets of the key with seeded hash `h` ([`locate`]'s `i1` and `i2`, without
+    /// the slot values).
+    #[inline(always)]
+    pub(crate) fn buckets(split: Split, slots: Slots, h: u64) -> [u64; 2] {
+        let core = h >> (64 - slots.core_bits);
+        [
+            split.bucket(h).0,
+            split.bucket(h ^ OFFSETS[core as usize]).0,
+        ]
+    }
+
     /// Whether the stored entry `v` answers for the key whose slot value is `q`: `v` is not
     /// empty and agrees with `q` on every bit above its marker.
     #[inline(always)]
@@ -602,6 +613,7 @@ mod tests {
                     let h = rng.next_u64();
                     let p = locate(split, slots, h);
                     assert_ne!(p.i1, p.i2);
+                    assert_eq!(buckets(split, slots, h), [p.i1, p.i2]);
                     for keep in 0..=l0 {
                         // The key's entry in i1 with `keep` continuation bits.
                         let cut = l0 - keep;

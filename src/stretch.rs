@@ -313,11 +313,11 @@ impl StretchLevel {
     /// insert that first splits a bucket finds them in cache.
     #[inline]
     pub(crate) fn prefetch_seeded(&self, h: u64) {
-        let p = stretch::locate(self.geo.split(), self.slots(), h);
+        let [i1, i2] = stretch::buckets(self.geo.split(), self.slots(), h);
         if let Some(r) = Region::new(self.table.bytes(), &self.geo) {
             with_codec!(self.geo.layout(), c => {
-                c.prefetch(r, p.i1);
-                c.prefetch(r, p.i2);
+                c.prefetch(r, i1);
+                c.prefetch(r, i2);
             });
         }
     }
@@ -355,11 +355,16 @@ impl StretchLevel {
             &mut self.room,
             [first, second],
         ));
-        let (gained, filled) = match near {
-            Near::Placed { gained, filled } => (gained, filled),
+        let (gained, answers_all) = match near {
+            Near::Placed {
+                gained,
+                answers_all,
+            } => (gained, answers_all),
             Near::Copies => return Err(self.refuse_copies(h)),
             Near::Search => {
-                self.place_by_search([(p.i1, p.q1, p.l1), (p.i2, p.q2, p.l2)], budget)?
+                let gained =
+                    self.place_by_search([(p.i1, p.q1, p.l1), (p.i2, p.q2, p.l2)], budget)?;
+                (gained, true)
             }
         };
         // One move of `place_near` never passes the bound `room_for_one_more` checked (its
@@ -371,7 +376,7 @@ impl StretchLevel {
         self.precision += gained;
         self.entries += 1;
         self.keys += 1;
-        if filled && self.pair_answers_all(&p) {
+        if answers_all && self.pair_answers_all(&p) {
             self.saturated.record(h, &self.geo);
         }
         Ok(())
@@ -398,13 +403,12 @@ impl StretchLevel {
     }
 
     /// The search of [`insert_seeded`](Self::insert_seeded): what the precision sum gains (the
-    /// new entry's weight, and what moves that dropped a continuation bit add), and whether
-    /// the key's bucket is full after it.
+    /// new entry's weight, and what moves that dropped a continuation bit add).
     fn place_by_search(
         &mut self,
         roots: [(u64, u32, u32); 2],
         budget: u32,
-    ) -> std::result::Result<(u64, bool), Refused> {
+    ) -> std::result::Result<u64, Refused> {
         let mut nodes = std::mem::take(&mut self.search);
         let found = with_codec!(self.geo.layout(), c => search(
             &c,
@@ -420,7 +424,7 @@ impl StretchLevel {
                 let gained = self.path_gain(&nodes, at);
                 if self.within(self.precision + gained, self.target_fpr) {
                     self.apply_path(&nodes, at);
-                    Ok((gained, true))
+                    Ok(gained)
                 } else {
                     Err(Refused::Share)
                 }
@@ -652,14 +656,23 @@ pub(crate) enum Refused {
 
 /// What [`place_near`] did.
 enum Near {
-    /// The key is in, and the precision sum gains `gained`; `filled`: the key's bucket is
-    /// full now.
-    Placed { gained: u64, filled: bool },
+    /// The key is in, and the precision sum gains `gained`; `answers_all`: the bucket it went
+    /// into is full of entries answering for it (its other bucket may be too).
+    Placed { gained: u64, answers_all: bool },
     /// Both buckets are full of entries answering for the key.
     Copies,
     /// Neither bucket has room, and no entry of theirs can move to a bucket with room: a
     /// search must go further.
     Search,
+}
+
+/// Whether bucket slots `s` (the first `b`) all hold entries answering for `q`. Without
+/// branches: after most inserts the first slot already differs, but unpredictably.
+#[inline(always)]
+fn all_answer(s: &crate::table::codec::Slots, b: usize, q: u32) -> bool {
+    s[..b]
+        .iter()
+        .fold(true, |all, &v| all & stretch::matches(v, q))
 }
 
 /// Places the key in one of its buckets `roots` (bucket, the key's value there, its address
@@ -687,18 +700,17 @@ fn place_near<C: Codec>(
             let filled = !s[..b].contains(&0);
             room.set(i, !filled);
             let gained = weight(l + slots.l0);
-            return Near::Placed { gained, filled };
+            let answers_all = filled & all_answer(&s, b, q);
+            return Near::Placed {
+                gained,
+                answers_all,
+            };
         }
     }
-    let full = roots.map(|(i, _, _)| c.read(t, i));
-    let copies = roots
-        .iter()
-        .zip(&full)
-        .all(|(&(_, q, _), s)| s[..b].iter().all(|&v| stretch::matches(v, q)));
-    if copies {
-        return Near::Copies;
-    }
-    for ((root, q, l), mut s) in roots.into_iter().zip(full) {
+    let mut full = [[0; 8]; 2];
+    for (n, (root, q, l)) in roots.into_iter().enumerate() {
+        let mut s = c.read(t, root);
+        full[n] = s;
         for k in 0..b {
             let v = s[k];
             let Some(target) = stretch::target(split, slots, v, root, l) else {
@@ -724,11 +736,18 @@ fn place_near<C: Codec>(
                 // Its precision fell by one: its weight doubled.
                 gained += weight(l + slots.len(v));
             }
+            let answers_all = all_answer(&s, b, q);
             return Near::Placed {
                 gained,
-                filled: true,
+                answers_all,
             };
         }
+    }
+    // No entry of either can move in one step. Were they all to answer for the key, none
+    // could ever move out of its pair (an entry answering for it moves only to its other
+    // bucket, or not at all), and no split separates them.
+    if all_answer(&full[0], b, roots[0].1) && all_answer(&full[1], b, roots[1].1) {
+        return Near::Copies;
     }
     Near::Search
 }
