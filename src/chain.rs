@@ -174,7 +174,15 @@ impl Level {
 /// so growing moves entries without their keys, and a lookup reads two buckets however far the
 /// filter has grown. An insert never fails for lack of room — unless [`Config::max_levels`] or
 /// [`Config::max_bytes`] forbid growing further, and then it returns [`Error::Full`] with
-/// nothing lost.
+/// nothing lost ([`growth_limit`](Self::growth_limit) says which limit).
+///
+/// A key fits `2b` times (`b` the bucket size): its two buckets in the level that takes
+/// inserts hold that many copies, and no split or new level would hold more, so one more copy
+/// returns [`Error::TooManyCopies`] and changes nothing — one hot key cannot make the filter
+/// grow. (Distinct keys that share everything a level stores of them, which only a key
+/// crafted with the seed in hand does, fill a pair the same way; the filter tells them from
+/// copies by remembering which key's insert filled the pair, and starts a new level for them,
+/// up to the limits. The memory is not saved: a filter read from a file refuses them too.)
 ///
 /// The false-positive rate stays bounded however far it grows. Entries inserted early, when
 /// the level was small, answer for more keys than later ones; the level keeps the exact sum
@@ -437,8 +445,9 @@ impl ScalableCuckooFilter {
         Ok(Newest::NoRoom)
     }
 
-    /// Adds `key`. Grows the chain when the newest level is full; fails only when a
-    /// configured limit forbids growing, with [`Error::Full`] and the chain unchanged.
+    /// Adds `key`. Grows the chain when the newest level is full; fails, with the chain
+    /// unchanged, only when a configured limit forbids growing ([`Error::Full`]) or when the
+    /// key's two buckets are already full of its copies ([`Error::TooManyCopies`]).
     ///
     /// ```
     /// let mut f = cuckoo_sst::ScalableCuckooFilter::new(cuckoo_sst::Config::new(10))?;
