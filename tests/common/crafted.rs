@@ -135,8 +135,15 @@ pub fn start_new_level(chain: &mut ScalableCuckooFilter) -> Vec<KeyHash> {
     );
     assert_eq!(chain.len(), len + inserted.len());
     assert!(inserted.iter().all(|&h| chain.contains_hash(h)));
-    let (old, new) = (chain.level(levels - 1).unwrap(), chain.level(levels).unwrap());
-    assert_eq!(new.len(), 1, "the new level holds the last crafted key alone");
+    let (old, new) = (
+        chain.level(levels - 1).unwrap(),
+        chain.level(levels).unwrap(),
+    );
+    assert_eq!(
+        new.len(),
+        1,
+        "the new level holds the last crafted key alone"
+    );
     let last = *inserted.last().unwrap();
     assert!(new.contains_hash(last));
     // The level before holds the others: each answers for all of them (they are one place).
