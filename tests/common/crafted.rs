@@ -97,13 +97,36 @@ impl Stretch {
     }
 }
 
+/// The slots of the two buckets of the key with hash `h` in level `k` of the file `bytes`, read
+/// by the reader written from FORMAT.md (§2.2, §3), each with whether it answers for the key:
+/// `[(slot value, answers); 2b]`.
+pub fn pair_slots(bytes: &[u8], k: usize, h: KeyHash) -> Vec<(u64, bool)> {
+    let file = spec::read_unverified(bytes).unwrap();
+    let level = &file.levels[k];
+    assert!(level.is_stretch());
+    let probes = level.probes(spec::seeded(h.to_u64(), file.seed));
+    probes
+        .iter()
+        .flat_map(|&(i, q)| {
+            level
+                .bucket(i)
+                .into_iter()
+                .map(move |v| (v, spec::answers(v, q, level.f)))
+        })
+        .collect()
+}
+
 /// Starts a new level of `chain` with distinct keys, never with copies of one: inserts, one by
-/// one, `2b + 1` crafted key hashes ([`Stretch::crafted`]) that share everything the newest
-/// level stores of them (`b` its bucket size), until one of them goes to a new level — the
-/// `2b + 1`-th, unless entries already in the pair answered for them too (then an earlier
-/// one). Asserts that exactly one level was added, that it holds exactly the last of them,
-/// that every one inserted is found and counted in `len`, and that the level before holds the
-/// others; returns the hashes inserted, in order, so that a caller can account for them.
+/// one, up to `2b + 1` crafted key hashes ([`Stretch::crafted`]) that share everything the
+/// newest level stores of them (`b` its bucket size), until one of them goes to a new level:
+/// the `2b + 1`-th once `2b` have filled their two buckets, or an earlier one when the pair
+/// also holds entries of other keys that neither answer for them nor can leave the pair (an
+/// entry with their core, and so their alternate bucket, whose other bucket is full of them).
+/// Asserts that exactly one level was added, that it holds exactly the last of them, that
+/// every one inserted is found and counted in `len`, and that the level before refused the
+/// last because the pair was full: every slot of its two buckets occupied, one per crafted key
+/// before it at least answering for them. Returns the hashes inserted, in order, so that a
+/// caller can account for them.
 ///
 /// The hashes are a function of the chain's seed, levels and length, so that the same
 /// sequence of operations gives the same hashes (and bytes) every time, and successive calls
@@ -135,10 +158,7 @@ pub fn start_new_level(chain: &mut ScalableCuckooFilter) -> Vec<KeyHash> {
     );
     assert_eq!(chain.len(), len + inserted.len());
     assert!(inserted.iter().all(|&h| chain.contains_hash(h)));
-    let (old, new) = (
-        chain.level(levels - 1).unwrap(),
-        chain.level(levels).unwrap(),
-    );
+    let new = chain.level(levels).unwrap();
     assert_eq!(
         new.len(),
         1,
@@ -146,7 +166,11 @@ pub fn start_new_level(chain: &mut ScalableCuckooFilter) -> Vec<KeyHash> {
     );
     let last = *inserted.last().unwrap();
     assert!(new.contains_hash(last));
-    // The level before holds the others: each answers for all of them (they are one place).
-    assert!(old.count_hash(last) >= inserted.len() - 1);
+    // The level before refused it for a full pair, which holds the others.
+    let pair = pair_slots(&chain.to_bytes(), levels - 1, last);
+    assert_eq!(pair.len(), 2 * b);
+    assert!(pair.iter().all(|&(v, _)| v != 0), "{pair:x?}: not full");
+    let answering = pair.iter().filter(|&&(_, a)| a).count();
+    assert!(answering >= inserted.len() - 1, "{pair:x?}");
     inserted
 }
