@@ -219,10 +219,10 @@ fn growth_limit_names_max_levels() {
 /// `MaxBytes` names the length of the file a second level would make: a level sized for a
 /// quarter of the keys so far, at least 64 (FORMAT.md §8) — here 1000 keys, so 250 — in
 /// `⌈250 / (4 · 0.8)⌉ = 79` buckets of 4 (the split load of buckets of 4 is 0.8) of 14-bit
-/// slots (`1 + ⌈log2(2 · 4 · 0.8 · 8.5 / share)⌉` for a share just under the 0.8 % the first
-/// level's 1 % · (1 − 0.2) leaves), semi-sorted: its length computed from FORMAT.md §1, §3.3
-/// and §6 by the reader written from it, and the size a chain without the cap has once distinct
-/// keys start its second level.
+/// slots (`1 + ⌈log2(2 · 4 · 0.8 · 8.5 / share)⌉` for the share (1 % − the first level's
+/// bound) · (1 − 0.2), just under 0.8 %), semi-sorted: its length computed from FORMAT.md §1,
+/// §3.3 and §6 by the reader written from it, and the size a chain without the cap has once
+/// distinct keys start its second level.
 #[test]
 fn growth_limit_names_max_bytes_with_the_length_a_new_level_needs() {
     let one_level = ScalableCuckooFilter::new(Config::new(1000)).unwrap();
@@ -237,6 +237,9 @@ fn growth_limit_names_max_bytes_with_the_length_a_new_level_needs() {
     let mut f = grown(Config::new(1000).max_bytes(max_bytes), 1000);
     assert_eq!(f.levels(), 1);
     assert_eq!(f.size_in_bytes() as u64, spec::file_len(&[first]));
+    let share = (0.01 - f.level(0).unwrap().expected_fpr()) * (1.0 - 0.2);
+    assert!(share < 0.008 && share > 0.007, "{share}");
+    assert_eq!(1.0 + (2.0 * 4.0 * 0.8 * 8.5 / share).log2().ceil(), 14.0);
     let needed = spec::file_len(&[first, spec::region_len(79, 4, 14, 2)]);
     let Some(GrowthLimit::MaxBytes {
         needed: n,
@@ -355,8 +358,10 @@ fn distinct_keys_at_a_full_pair_start_a_level_and_copies_do_not() {
 /// has no field for it): a chain read back from its bytes refuses every key that meets a full
 /// pair as a copy. The ninth copy of a hot key is refused as before; but so is the ninth of
 /// nine distinct crafted keys, which the chain that was saved would have given a new level —
-/// the documented limit (`Error::TooManyCopies`: "as far as the filter can tell"). The two
-/// chains are equal (`==` compares what is persisted), yet answer that insert differently.
+/// the documented limit (`Saturated` in `src/stretch.rs`: "A level read from a file ...
+/// refuses every key that meets a full pair"; the public docs of `Error::TooManyCopies` say
+/// "copies of it ..., as far as the filter can tell"). The two chains are equal (`==` compares
+/// what is persisted), yet answer that insert differently; a clone keeps the record.
 #[test]
 fn a_reopened_chain_does_not_know_which_key_filled_a_pair() {
     let n = 100_000;
