@@ -125,8 +125,9 @@ pub fn pair_slots(bytes: &[u8], k: usize, h: KeyHash) -> Vec<(u64, bool)> {
 /// Asserts that exactly one level was added, that it holds exactly the last of them, that
 /// every one inserted is found and counted in `len`, and that the level before refused the
 /// last because the pair was full: every slot of its two buckets occupied, one per crafted key
-/// before it at least answering for them. Returns the hashes inserted, in order, so that a
-/// caller can account for them.
+/// before it at least answering for them. (When the newest level is a classic one, from a
+/// version-1 or -2 file, the first crafted key starts a level.) Returns the hashes inserted,
+/// in order, so that a caller can account for them.
 ///
 /// The hashes are a function of the chain's seed, levels and length, so that the same
 /// sequence of operations gives the same hashes (and bytes) every time, and successive calls
@@ -166,8 +167,15 @@ pub fn start_new_level(chain: &mut ScalableCuckooFilter) -> Vec<KeyHash> {
     );
     let last = *inserted.last().unwrap();
     assert!(new.contains_hash(last));
+    let bytes = chain.to_bytes();
+    if !spec::read_unverified(&bytes).unwrap().levels[levels - 1].is_stretch() {
+        // A classic newest level (a chain from a version-1 or -2 file) takes no key: the
+        // first one starts a stretch level (FORMAT.md §8).
+        assert_eq!(inserted.len(), 1);
+        return inserted;
+    }
     // The level before refused it for a full pair, which holds the others.
-    let pair = pair_slots(&chain.to_bytes(), levels - 1, last);
+    let pair = pair_slots(&bytes, levels - 1, last);
     assert_eq!(pair.len(), 2 * b);
     assert!(pair.iter().all(|&(v, _)| v != 0), "{pair:x?}: not full");
     let answering = pair.iter().filter(|&&(_, a)| a).count();
