@@ -5,7 +5,13 @@
 //! everything a stretch level stores of them (§2.2) — keys found for its newest level, hashes
 //! crafted for any level, or colliding keys mixed with ordinary ones — adds a small level per
 //! class and stops at its `max_levels` or `max_bytes` with `Full`, never growing past them.
+//! (The stretch-level model and its crafted hashes are in `tests/common/crafted.rs`, shared with
+//! the tests that start new levels with distinct keys.)
 
+mod common;
+
+use common::crafted::Stretch;
+use common::spec::fmix64;
 use cuckoo_sst::{Config, CuckooFilter, Encoding, Error, KeyHash, ScalableCuckooFilter};
 
 /// FORMAT.md §2, written from the document: a key hash's place in a table of `m` buckets with
@@ -15,34 +21,6 @@ struct Table {
     seed: u64,
     m: u64,
     f: u32,
-}
-
-fn fmix64(mut x: u64) -> u64 {
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xC4CE_B9FE_1A85_EC53);
-    x ^= x >> 33;
-    x
-}
-
-/// The inverse of an odd number modulo 2^64 (Newton's iteration).
-fn inverse(a: u64) -> u64 {
-    let mut x = a; // correct to 3 bits
-    for _ in 0..5 {
-        x = x.wrapping_mul(2u64.wrapping_sub(a.wrapping_mul(x)));
-    }
-    assert_eq!(a.wrapping_mul(x), 1);
-    x
-}
-
-fn fmix64_inverse(mut x: u64) -> u64 {
-    x ^= x >> 33;
-    x = x.wrapping_mul(inverse(0xC4CE_B9FE_1A85_EC53));
-    x ^= x >> 33;
-    x = x.wrapping_mul(inverse(0xFF51_AFD7_ED55_8CCD));
-    x ^= x >> 33;
-    x
 }
 
 fn range(x: u64, n: u64) -> u64 {
@@ -233,62 +211,6 @@ fn a_bucket_pair_takes_2b_copies_then_full_with_nothing_lost() {
         places.dedup();
         assert_eq!(places.len(), bad.len(), "{what}");
         assert!(bad.iter().all(|k| other.count(k) < 2 * b), "{what}");
-    }
-}
-
-/// FORMAT.md §2.2, written from the document: a key hash's buckets and queries in a stretch
-/// level of `m` buckets, `w`-bit slots and `c`-bit cores, under seed `seed`.
-#[derive(Clone, Copy, Debug)]
-struct Stretch {
-    seed: u64,
-    m: u64,
-    w: u32,
-    c: u32,
-}
-
-impl Stretch {
-    /// The newest level of a growable filter (its core width is the crate's 5).
-    fn of(seed: u64, view: cuckoo_sst::FilterRef<'_>) -> Stretch {
-        Stretch {
-            seed,
-            m: view.num_buckets() as u64,
-            w: view.fingerprint_bits(),
-            c: 5,
-        }
-    }
-
-    /// `(i1, q1, i2, q2)` of a key hash: everything the level stores of the key.
-    fn place(&self, hash: u64) -> (u64, u32, u64, u32) {
-        let h = fmix64(hash ^ self.seed);
-        let l0 = self.w - 1 - self.c;
-        let k = 63 - self.m.leading_zeros();
-        let s = self.m - (1 << k);
-        let bucket = |a: u64| {
-            let j = a % (1 << k);
-            if j < s { (a % (2 << k), k + 1) } else { (j, k) }
-        };
-        let core = h >> (64 - self.c);
-        let x = fmix64((core + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1;
-        let query = |a: u64, l: u32| {
-            let r = (0..l0).fold(0u64, |r, t| r | ((a >> (l + t)) & 1) << (l0 - 1 - t));
-            (core << (l0 + 1) | r << 1 | 1) as u32
-        };
-        let ((i1, l1), (i2, l2)) = (bucket(h), bucket(h ^ x));
-        (i1, query(h, l1), i2, query(h ^ x, l2))
-    }
-
-    /// `n` distinct key hashes that the level cannot tell apart from `hash`: they differ only
-    /// in bits 48..56 of the seeded hash, which neither the buckets, the continuation (address
-    /// bits below `ℓ + L0 ≤ 48` for levels under 2^24 buckets) nor the core read.
-    fn crafted(&self, hash: u64, n: usize) -> Vec<KeyHash> {
-        let h = fmix64(hash ^ self.seed);
-        let v: Vec<KeyHash> = (0..n as u64)
-            .map(|k| KeyHash::from_u64(fmix64_inverse(h ^ (k << 48)) ^ self.seed))
-            .collect();
-        for x in &v {
-            assert_eq!(self.place(x.to_u64()), self.place(hash), "{self:?}");
-        }
-        v
     }
 }
 

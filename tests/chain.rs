@@ -262,8 +262,19 @@ proptest! {
         for op in ops {
             match op {
                 Op::Insert(k) => {
-                    f.insert(&k.to_le_bytes()).unwrap();
-                    *model.entry(k).or_default() += 1;
+                    let before = f.clone();
+                    match f.insert(&k.to_le_bytes()) {
+                        Ok(()) => *model.entry(k).or_default() += 1,
+                        // A key's two buckets full of entries answering for it (copies, with
+                        // perhaps an entry of another key that answers too): the copy is
+                        // refused, nothing changes, and the key is found. (About one case in
+                        // 4000 meets it.)
+                        Err(Error::TooManyCopies) => {
+                            prop_assert_eq!(&f, &before);
+                            prop_assert!(f.count(&k.to_le_bytes()) >= 8, "key {} refused", k);
+                        }
+                        Err(e) => prop_assert!(false, "key {}: {:?}", k, e),
+                    }
                 }
                 Op::Remove(k) => {
                     if let Some(n) = model.get_mut(&k) {

@@ -20,11 +20,18 @@
 //!   that chain's bytes when it reads either file and saves it unchanged, but it no longer
 //!   makes classic levels: [`write_golden_chain`] now makes a stretch chain, written as
 //!   version 3.
-//! - `golden-v3-chain.cksst`: a chain of two stretch levels written by the version-3 writer
-//!   (this build; the program is `golden_v3_chain` in `tests/format.rs`, which pins its
-//!   bytes): `Config::new(1).false_positive_rate(0.1).seed(42)`, `key-0` … `key-499`, eight
-//!   copies of `hot` (the eighth starts the second level), `key-500` … `key-699`. There is
-//!   no version-3 single filter: single filters are still written as version 2.
+//! - `golden-v3-chain.cksst`: a chain of two stretch levels written by an earlier version-3
+//!   writer (its program is kept in the docs of `golden_v3_chain_pins_the_bytes_and_answers`
+//!   in `tests/format.rs`): `Config::new(1).false_positive_rate(0.1).seed(42)`, `key-0` …
+//!   `key-499`, eight copies of `hot` (the eighth started the second level), `key-500` …
+//!   `key-699`. The current writer makes other bytes of that program (split load 0.8, copies of
+//!   one key refused with `TooManyCopies`); it writes this file back unchanged when it reads it.
+//! - `golden-v3-chain-2.cksst`: a chain of two stretch levels written by the current version-3
+//!   writer (the program is `golden_v3_chain_2` in `tests/format.rs`, which pins its bytes):
+//!   `Config::new(1).false_positive_rate(0.1).seed(40)`, `key-0` … `key-599`, eight copies of
+//!   `hot` (a ninth is refused), nine crafted keys that the first level cannot tell apart (the
+//!   ninth starts the second level), `key-600` … `key-799`. There is no version-3 single
+//!   filter: single filters are still written as version 2.
 
 mod common;
 
@@ -36,6 +43,7 @@ const SINGLE_V2: &[u8] = include_bytes!("data/golden-v2.cksst");
 const CHAIN_V1: &[u8] = include_bytes!("data/golden-v1-chain.cksst");
 const CHAIN_V2: &[u8] = include_bytes!("data/golden-v2-chain.cksst");
 const CHAIN_V3: &[u8] = include_bytes!("data/golden-v3-chain.cksst");
+const CHAIN_V3_2: &[u8] = include_bytes!("data/golden-v3-chain-2.cksst");
 
 /// A golden file: its bytes, the version it says, whether it is a chain, how many levels and
 /// keys (`key-0` … `key-{n-1}`) it holds, how many keys its `len()` counts (more when a key
@@ -58,7 +66,7 @@ const SINGLE_FALSE_POSITIVES: &[u32] = &[
     968,
 ];
 
-fn goldens() -> [Golden; 5] {
+fn goldens() -> [Golden; 6] {
     [
         Golden {
             name: "golden-v1.cksst",
@@ -114,6 +122,17 @@ fn goldens() -> [Golden; 5] {
             len: 708, // and eight copies of `hot`
             probes: 2000,
             false_positives: CHAIN_V3_FALSE_POSITIVES,
+        },
+        Golden {
+            name: "golden-v3-chain-2.cksst",
+            bytes: CHAIN_V3_2,
+            version: 3,
+            chain: true,
+            levels: 2,
+            keys: 800,
+            len: 817, // and eight copies of `hot`, nine crafted keys
+            probes: 2000,
+            false_positives: CHAIN_V3_2_FALSE_POSITIVES,
         },
     ]
 }
@@ -372,4 +391,12 @@ const CHAIN_FALSE_POSITIVES: &[u32] = &[
 const CHAIN_V3_FALSE_POSITIVES: &[u32] = &[
     38, 49, 109, 216, 221, 330, 677, 709, 752, 989, 1063, 1082, 1108, 1191, 1233, 1239, 1270, 1410,
     1419, 1549, 1588, 1610, 1706, 1758, 1797, 1805, 1830, 1849, 1877, 1999,
+];
+
+/// `golden-v3-chain-2.cksst`'s false positives among `other-0` … `other-1999`, as pinned by
+/// `tests/format.rs` when it was written.
+const CHAIN_V3_2_FALSE_POSITIVES: &[u32] = &[
+    10, 113, 195, 196, 209, 226, 267, 299, 346, 372, 379, 400, 574, 591, 625, 649, 651, 668, 679,
+    706, 793, 829, 832, 855, 860, 944, 950, 1212, 1310, 1370, 1373, 1422, 1467, 1468, 1526, 1628,
+    1737, 1761, 1804, 1808, 1902,
 ];

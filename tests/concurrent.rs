@@ -4,6 +4,8 @@
 //! absent keys, through every lookup method; nothing panics. A file with a damaged chunk answers
 //! "maybe" to every lookup that touches it, in every thread, and fails every `verify()`.
 
+mod common;
+
 use cuckoo_sst::{Config, CuckooFilter, FilterRef, KeyHash, MappedFilter, ScalableCuckooFilter};
 use std::path::Path;
 use std::sync::Barrier;
@@ -145,24 +147,12 @@ fn files(dir: &Path) -> (std::path::PathBuf, Vec<u8>) {
     (path, single)
 }
 
-/// Inserts `key` until the chain starts a new level: its copies fill its two buckets in the
-/// newest level (splitting does not separate copies of one key), and the next one goes to a
-/// new level.
-fn close_level(chain: &mut ScalableCuckooFilter, key: &[u8]) {
-    let levels = chain.levels();
-    for _ in 0..64 {
-        chain.insert(key).unwrap();
-        if chain.levels() > levels {
-            return;
-        }
-    }
-    panic!("64 copies of one key did not start a level");
-}
-
 /// A chain of three levels and a single filter, both holding keys `0..KEYS`. A stretch level
-/// grows a thousandfold before its share of the target makes a new one, so the chain's levels
-/// are closed by inserting a key until it starts a new one, after each third of the keys: every
-/// level holds keys of its own.
+/// grows a thousandfold before its share of the target makes a new one, and copies of one key
+/// never start one (they are refused with `TooManyCopies`), so after each third of the keys the
+/// chain's newest level is closed by distinct keys it cannot tell apart
+/// (`common::crafted::start_new_level`): every level holds keys of its own. The chain also
+/// holds those crafted keys, which are not among the keys `0..2 * KEYS` asked about.
 fn files_and_chain(dir: &Path) -> (std::path::PathBuf, Vec<u8>, ScalableCuckooFilter) {
     const LEVELS: u64 = 3;
     let mut chain = ScalableCuckooFilter::new(Config::new(500).seed(4)).unwrap();
@@ -171,7 +161,7 @@ fn files_and_chain(dir: &Path) -> (std::path::PathBuf, Vec<u8>, ScalableCuckooFi
         chain.insert(&key(i)).unwrap();
         single.insert(&key(i)).unwrap();
         if (i + 1) % (KEYS / LEVELS) == 0 && (chain.levels() as u64) < LEVELS {
-            close_level(&mut chain, &key(i));
+            common::crafted::start_new_level(&mut chain);
         }
     }
     assert_eq!(chain.levels() as u64, LEVELS);

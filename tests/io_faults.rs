@@ -26,20 +26,15 @@ fn single() -> CuckooFilter {
 }
 
 /// A chain of four levels holding keys `0..700`. A stretch level grows a thousandfold before
-/// it needs a successor, so after each quarter of the keys the last one is inserted again
-/// until its copies, which fill its two buckets, start a new level.
+/// it needs a successor, and copies of one key never start one, so after each of the first
+/// three quarters of the keys the newest level is closed by distinct keys it cannot tell apart
+/// (`common::crafted::start_new_level`; the chain holds those too).
 fn chain() -> ScalableCuckooFilter {
     let mut f = ScalableCuckooFilter::new(Config::new(50).seed(12)).unwrap();
     for i in 0..700 {
         f.insert(&key(i)).unwrap();
         if (i + 1) % 175 == 0 && f.levels() < 4 {
-            let levels = f.levels();
-            for _ in 0..64 {
-                f.insert(&key(i)).unwrap();
-                if f.levels() > levels {
-                    break;
-                }
-            }
+            common::crafted::start_new_level(&mut f);
         }
     }
     assert_eq!(f.levels(), 4);

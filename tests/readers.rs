@@ -8,11 +8,13 @@
 //! and grow on — in place, and by new levels — to the same bytes as a chain never saved.
 //!
 //! A chain grows in place (one stretch level grows bucket by bucket) for about a thousandfold
-//! growth before it starts a new level; to have chains of several levels from a few thousand
-//! keys, these tests insert copies of one key ([`HOT`]) until its two buckets in the newest
-//! level are full and a new level starts (see [`new_level`]).
+//! growth before it starts a new level, and copies of one key never start one (they are
+//! refused with `TooManyCopies`); to have chains of several levels from a few thousand keys,
+//! these tests insert distinct keys that the newest level cannot tell apart until a new level
+//! starts (`common::crafted::start_new_level`, see [`chain`]).
 
 mod common;
+use common::crafted::start_new_level;
 use common::spec;
 
 use cuckoo_sst::{
@@ -26,9 +28,6 @@ const BATCH_LENS: [usize; 8] = [0, 1, 15, 16, 17, 37, 1000, 4099];
 /// Keys inserted into each chain, from a first level sized for 100: with a new level started
 /// after keys 399, 799 and 1199 (see [`chain`]), four levels, each holding ordinary keys.
 const CHAIN_KEYS: u64 = 1500;
-
-/// The key whose copies start new levels; not among the keys `key(i)`.
-const HOT: &[u8] = b"readers: the hot key";
 
 fn key(i: u64) -> [u8; 16] {
     let mut k = *b"readers:\0\0\0\0\0\0\0\0";
@@ -89,33 +88,24 @@ fn tmp() -> (tempfile::TempDir, std::path::PathBuf) {
     (dir, path)
 }
 
-/// Inserts copies of [`HOT`] until the chain has a new level (its two buckets in the newest
-/// level are full); the number of copies.
-fn new_level(f: &mut ScalableCuckooFilter) -> usize {
-    let (levels, mut copies) = (f.levels(), 0);
-    while f.levels() == levels {
-        f.insert(HOT).unwrap();
-        copies += 1;
-        assert!(copies <= 2 * 8 + 1, "{copies} copies and no new level");
-    }
-    copies
-}
-
-/// Keys `0..CHAIN_KEYS`, with a new level started after keys 399, 799 and 1199.
-fn chain(e: Encoding, b: usize, target: f64, seed: u64) -> ScalableCuckooFilter {
+/// Keys `0..CHAIN_KEYS`, with a new level started after keys 399, 799 and 1199 by distinct
+/// crafted keys ([`common::crafted::start_new_level`]); the chain and those crafted keys' hashes
+/// (none of them a key `key(i)`).
+fn chain(e: Encoding, b: usize, target: f64, seed: u64) -> (ScalableCuckooFilter, Vec<KeyHash>) {
     let config = Config::new(100)
         .false_positive_rate(target)
         .bucket_size(b)
         .encoding(e)
         .seed(seed);
     let mut f = ScalableCuckooFilter::new(config).unwrap();
+    let mut crafted = Vec::new();
     for i in 0..CHAIN_KEYS {
         f.insert(&key(i)).unwrap();
         if i % 400 == 399 {
-            new_level(&mut f);
+            crafted.extend(start_new_level(&mut f));
         }
     }
-    f
+    (f, crafted)
 }
 
 #[test]
@@ -171,11 +161,12 @@ fn chains_in_every_layout_answer_alike_on_every_reader() {
     // so the batches are held to the single lookups on absent keys too.
     for target in [0.01, 0.25] {
         for (e, b) in classes() {
-            let f = chain(e, b, target, 4);
+            let (f, crafted) = chain(e, b, target, 4);
             let what = format!("{e:?} b={b} ε={target}");
             assert!(f.levels() >= 4, "{what}: {} levels", f.levels());
             assert!(
-                (0..CHAIN_KEYS).all(|i| f.contains(&key(i))) && f.contains(HOT),
+                (0..CHAIN_KEYS).all(|i| f.contains(&key(i)))
+                    && crafted.iter().all(|&h| f.contains_hash(h)),
                 "{what}: a false negative"
             );
             // The chain's answer is any level's answer.
@@ -250,7 +241,7 @@ fn chains_with_a_fixed_layout_survive_saving_and_grow_on_alike() {
     let hashes = probes(CHAIN_KEYS);
     for (e, b) in classes() {
         let what = format!("{e:?} b={b}");
-        let mut never_saved = chain(e, b, 0.01, 11);
+        let (mut never_saved, _) = chain(e, b, 0.01, 11);
         let bytes = never_saved.to_bytes();
         let reopened = ScalableCuckooFilter::from_bytes(&bytes).unwrap();
         assert_eq!(reopened, never_saved, "{what}");
@@ -298,7 +289,11 @@ fn chains_with_a_fixed_layout_survive_saving_and_grow_on_alike() {
             "{what}: {buckets} buckets, then {}",
             newest.num_buckets()
         );
-        assert_eq!(new_level(&mut grown), new_level(&mut never_saved), "{what}");
+        assert_eq!(
+            start_new_level(&mut grown),
+            start_new_level(&mut never_saved),
+            "{what}"
+        );
         assert_eq!(grown.levels(), levels + 1, "{what}: the chain did not grow");
         for k in 0..grown.levels() {
             let l = grown.level(k).unwrap();
@@ -451,7 +446,7 @@ fn every_reader_reports_its_shape_and_statistics() {
 #[test]
 fn a_mapped_file_reports_what_it_holds() {
     let (_dir, path) = tmp();
-    let mut c = chain(Encoding::Packed, 4, 0.01, 9);
+    let (mut c, _) = chain(Encoding::Packed, 4, 0.01, 9);
     for _ in 0..2 {
         c.insert(&key(7)).unwrap(); // key 7 three times
     }

@@ -678,7 +678,10 @@ fn malformed_buckets_are_rejected() {
 /// `chain_bucket_size` 4 and `chain_encoding` 2): 1 000 keys grow the first level from two
 /// buckets through more than six doublings (some of its entries are copies a split made of
 /// entries that had spent their six continuation bits, so it holds more entries than keys),
-/// copies of `hot0` start the second, 200 keys, copies of `hot1` start the third, 100 keys. Its last level has an odd number of buckets.
+/// distinct keys the first level cannot tell apart start the second
+/// (`common::crafted::start_new_level`; copies of one key would be refused with
+/// `TooManyCopies`), 200 keys, crafted keys again start the third, 100 keys. Its last level
+/// has an odd number of buckets.
 fn stretch_chain_file() -> Vec<u8> {
     let config = Config::new(1)
         .false_positive_rate(0.25)
@@ -692,10 +695,8 @@ fn stretch_chain_file() -> Vec<u8> {
             f.insert(&key(i)).unwrap();
             i += 1;
         }
-        let levels = f.levels();
-        while f.levels() == levels {
-            f.insert(format!("hot{round}").as_bytes()).unwrap();
-        }
+        assert_eq!(f.levels(), round + 1);
+        common::crafted::start_new_level(&mut f);
     }
     for _ in 0..100 {
         f.insert(&key(i)).unwrap();
@@ -1249,12 +1250,11 @@ fn every_chain_check() {
             b[97] = code;
             resign(&mut b);
             let mut chain = ScalableCuckooFilter::from_bytes(&b).unwrap();
-            // Grow it (copies of one key fill its buckets): the next level, a stretch level,
+            // Grow it by a level (distinct keys the newest level cannot tell apart; copies of
+            // one key would be refused with `TooManyCopies`): the next level, a stretch level,
             // takes the fixed layout.
             let levels = chain.levels();
-            while chain.levels() == levels {
-                chain.insert(b"grow").unwrap();
-            }
+            common::crafted::start_new_level(&mut chain);
             let newest = chain.level(levels).unwrap();
             assert_eq!(
                 (newest.bucket_size(), newest.encoding()),

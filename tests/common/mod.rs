@@ -4,6 +4,7 @@
 //! reach every way a bucket is read (one 8-byte load, one 16-byte load, field by field).
 #![allow(dead_code)]
 
+pub mod crafted;
 pub mod spec;
 
 use cuckoo_sst::{Config, Encoding};

@@ -104,6 +104,21 @@ fn lengths(m: u64, b: u64, f: u64, encoding: u8) -> Option<(u64, u64)> {
     }
 }
 
+/// §3: the `region_len` of a level of `m` buckets of `b` slots of `f` bits in `encoding`.
+pub fn region_len(m: u64, b: u64, f: u64, encoding: u8) -> u64 {
+    lengths(m, b, f, encoding).expect("a supported encoding").1
+}
+
+/// §1, §4, §5, §6: the length of a version-2 or -3 file whose levels' regions are
+/// `region_lens` long, written with `chunk_shift` 16 (§8): the header, a descriptor per level,
+/// the checksum table (one entry per 64 KiB chunk of each region, padded to a multiple of 64
+/// bytes), the regions.
+pub fn file_len(region_lens: &[u64]) -> u64 {
+    let chunks: u64 = region_lens.iter().map(|r| r.div_ceil(1 << 16)).sum();
+    let table = (4 * chunks).div_ceil(64) * 64;
+    128 + 64 * region_lens.len() as u64 + table + region_lens.iter().sum::<u64>()
+}
+
 /// §3.1–§3.3: whether an encoding holds `f`-bit values in buckets of `b`.
 /// FORMAT.md does not say which field is named when a semi-sorted level (§3.3: `b` = 4) has
 /// buckets of 2 or 8 — §7 step 6.4 checks `bucket_size` ∈ {2, 4, 8} and then that

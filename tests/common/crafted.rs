@@ -1,0 +1,184 @@
+//! Distinct keys that a stretch level cannot tell apart, and the helper that uses them to start a
+//! new level of a growable filter.
+//!
+//! A growable filter starts a new level when its newest level cannot take a key. Copies of one
+//! key no longer do that: once a key's two buckets are full of entries that answer for it, a
+//! further copy is refused with `Error::TooManyCopies` and nothing changes. But `2b + 1`
+//! DISTINCT keys that share everything the newest level stores of them (FORMAT.md §2.2: both
+//! buckets and both query values) still fill their bucket pair and make the level refuse the
+//! last one, which a new level then takes. [`Stretch::crafted`] makes such key hashes from the
+//! format alone, through the public `insert_hash`: it changes bits of the *seeded* hash that a
+//! level never reads and maps them back through the inverse of the seed mix (§2).
+//!
+//! Everything here follows FORMAT.md (through [`super::spec`], the reader written from it) and
+//! the crate's public API; nothing depends on the crate's internals.
+
+use super::spec;
+use cuckoo_sst::{FilterRef, KeyHash, ScalableCuckooFilter};
+
+/// The core width of every stretch level the crate creates (FORMAT.md §8: "a new chain has one
+/// stretch level with `c = 5`"; later levels alike).
+pub const CORE_BITS: u32 = 5;
+
+/// The inverse of an odd number modulo 2^64 (Newton's iteration).
+fn inverse(a: u64) -> u64 {
+    let mut x = a; // correct to 3 bits
+    for _ in 0..5 {
+        x = x.wrapping_mul(2u64.wrapping_sub(a.wrapping_mul(x)));
+    }
+    assert_eq!(a.wrapping_mul(x), 1);
+    x
+}
+
+/// The inverse of `fmix64` (FORMAT.md §2): each step of it — `x ^= x >> 33` and a product with
+/// an odd constant mod 2^64 — is a bijection, undone in reverse order.
+pub fn fmix64_inverse(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(inverse(0xC4CE_B9FE_1A85_EC53));
+    x ^= x >> 33;
+    x = x.wrapping_mul(inverse(0xFF51_AFD7_ED55_8CCD));
+    x ^= x >> 33;
+    x
+}
+
+/// The key hash whose seeded hash under `seed` is `h`: `H = fmix64⁻¹(h) XOR S` (§2).
+pub fn unseeded(h: u64, seed: u64) -> KeyHash {
+    KeyHash::from_u64(fmix64_inverse(h) ^ seed)
+}
+
+/// FORMAT.md §2.2: a stretch level of `m` buckets, `w`-bit slots and `c`-bit cores, under seed
+/// `seed` — what a key hash's place in it is.
+#[derive(Clone, Copy, Debug)]
+pub struct Stretch {
+    pub seed: u64,
+    pub m: u64,
+    pub w: u32,
+    pub c: u32,
+}
+
+impl Stretch {
+    /// A level of a growable filter the crate made (its core width is [`CORE_BITS`]).
+    pub fn of(seed: u64, view: FilterRef<'_>) -> Stretch {
+        Stretch {
+            seed,
+            m: view.num_buckets() as u64,
+            w: view.fingerprint_bits(),
+            c: CORE_BITS,
+        }
+    }
+
+    /// The newest level of `chain`.
+    pub fn newest(chain: &ScalableCuckooFilter) -> Stretch {
+        Stretch::of(chain.seed(), chain.level(chain.levels() - 1).unwrap())
+    }
+
+    /// `(i1, q1, i2, q2)` of a key hash: everything the level stores of the key.
+    pub fn place(&self, hash: u64) -> (u64, u32, u64, u32) {
+        let h = spec::seeded(hash, self.seed);
+        let [(i1, _, q1), (i2, _, q2)] =
+            spec::stretch_probes(h, self.m, self.c as u64, self.w as u64);
+        (i1, q1 as u32, i2, q2 as u32)
+    }
+
+    /// `n` distinct key hashes that the level cannot tell apart from `hash`: they differ only
+    /// in bits 48..56 of the seeded hash, which neither the buckets, the continuation (address
+    /// bits below `ℓ + L0 ≤ 48` for levels under 2^24 buckets) nor the core read. The first
+    /// is `hash` itself.
+    pub fn crafted(&self, hash: u64, n: usize) -> Vec<KeyHash> {
+        assert!(n <= 256, "bits 48..56 give 256 distinct hashes");
+        let h = spec::seeded(hash, self.seed);
+        let v: Vec<KeyHash> = (0..n as u64)
+            .map(|k| unseeded(h ^ (k << 48), self.seed))
+            .collect();
+        for x in &v {
+            assert_eq!(self.place(x.to_u64()), self.place(hash), "{self:?}");
+        }
+        v
+    }
+}
+
+/// The slots of the two buckets of the key with hash `h` in level `k` of the file `bytes`, read
+/// by the reader written from FORMAT.md (§2.2, §3), each with whether it answers for the key:
+/// `[(slot value, answers); 2b]`.
+pub fn pair_slots(bytes: &[u8], k: usize, h: KeyHash) -> Vec<(u64, bool)> {
+    let file = spec::read_unverified(bytes).unwrap();
+    let level = &file.levels[k];
+    assert!(level.is_stretch());
+    let probes = level.probes(spec::seeded(h.to_u64(), file.seed));
+    probes
+        .iter()
+        .flat_map(|&(i, q)| {
+            level
+                .bucket(i)
+                .into_iter()
+                .map(move |v| (v, spec::answers(v, q, level.f)))
+        })
+        .collect()
+}
+
+/// Starts a new level of `chain` with distinct keys, never with copies of one: inserts, one by
+/// one, up to `2b + 1` crafted key hashes ([`Stretch::crafted`]) that share everything the
+/// newest level stores of them (`b` its bucket size), until one of them goes to a new level:
+/// the `2b + 1`-th once `2b` have filled their two buckets, or an earlier one when the pair
+/// also holds entries of other keys that neither answer for them nor can leave the pair (an
+/// entry with their core, and so their alternate bucket, whose other bucket is full of them).
+/// Asserts that exactly one level was added, that it holds exactly the last of them, that
+/// every one inserted is found and counted in `len`, and that the level before refused the
+/// last because the pair was full: every slot of its two buckets occupied, one per crafted key
+/// before it at least answering for them. (When the newest level is a classic one, from a
+/// version-1 or -2 file, the first crafted key starts a level.) Returns the hashes inserted,
+/// in order, so that a caller can account for them.
+///
+/// The hashes are a function of the chain's seed, levels and length, so that the same
+/// sequence of operations gives the same hashes (and bytes) every time, and successive calls
+/// use different hashes.
+pub fn start_new_level(chain: &mut ScalableCuckooFilter) -> Vec<KeyHash> {
+    let (levels, len) = (chain.levels(), chain.len());
+    let b = chain.level(levels - 1).unwrap().bucket_size();
+    let base = KeyHash::of(format!("start_new_level: {levels} levels, {len} keys").as_bytes());
+    let class = Stretch::newest(chain).crafted(base.to_u64(), 2 * b + 1);
+    let mut inserted = Vec::new();
+    for h in class {
+        match chain.insert_hash(h) {
+            Ok(()) => inserted.push(h),
+            Err(e) => panic!(
+                "crafted key {} of {}: {e:?} ({levels} levels, {len} keys)",
+                inserted.len() + 1,
+                2 * b + 1
+            ),
+        }
+        if chain.levels() > levels {
+            break;
+        }
+    }
+    assert_eq!(
+        chain.levels(),
+        levels + 1,
+        "{} distinct crafted keys did not start a level",
+        inserted.len()
+    );
+    assert_eq!(chain.len(), len + inserted.len());
+    assert!(inserted.iter().all(|&h| chain.contains_hash(h)));
+    let new = chain.level(levels).unwrap();
+    assert_eq!(
+        new.len(),
+        1,
+        "the new level holds the last crafted key alone"
+    );
+    let last = *inserted.last().unwrap();
+    assert!(new.contains_hash(last));
+    let bytes = chain.to_bytes();
+    if !spec::read_unverified(&bytes).unwrap().levels[levels - 1].is_stretch() {
+        // A classic newest level (a chain from a version-1 or -2 file) takes no key: the
+        // first one starts a stretch level (FORMAT.md §8).
+        assert_eq!(inserted.len(), 1);
+        return inserted;
+    }
+    // The level before refused it for a full pair, which holds the others.
+    let pair = pair_slots(&bytes, levels - 1, last);
+    assert_eq!(pair.len(), 2 * b);
+    assert!(pair.iter().all(|&(v, _)| v != 0), "{pair:x?}: not full");
+    let answering = pair.iter().filter(|&&(_, a)| a).count();
+    assert!(answering >= inserted.len() - 1, "{pair:x?}");
+    inserted
+}
