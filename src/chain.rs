@@ -435,14 +435,22 @@ impl ScalableCuckooFilter {
             match level.insert_seeded_within(seeded, budget) {
                 Ok(()) => return Ok(Newest::Placed),
                 Err(Refused::Copies) => return Ok(Newest::Copies),
-                Err(Refused::NoRoom | Refused::Share) => {
+                Err(Refused::NoRoom | Refused::Share | Refused::Closed) => {
                     if !self.split_newest()? {
-                        return Ok(Newest::NoRoom);
+                        break;
                     }
                 }
             }
         }
-        Ok(Newest::NoRoom)
+        // The level cannot take the key. If it finds it already, the key is a copy as far as
+        // it can tell, and no level is started for it.
+        match self.levels.last() {
+            Some(Level::Stretch(level)) => match level.refusal_of_found(seeded) {
+                Some(Refused::Copies) => Ok(Newest::Copies),
+                _ => Ok(Newest::NoRoom),
+            },
+            _ => Ok(Newest::NoRoom),
+        }
     }
 
     /// Adds `key`. Grows the chain when the newest level is full; fails, with the chain

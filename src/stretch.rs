@@ -112,7 +112,7 @@ impl Room {
     /// Keeps the bits of buckets `0..m`; buckets added are full until set.
     fn resize(&mut self, m: u64) {
         self.words.resize(m.div_ceil(64) as usize, 0);
-        if m % 64 != 0
+        if !m.is_multiple_of(64)
             && let Some(w) = self.words.last_mut()
         {
             *w &= (1 << (m % 64)) - 1;
@@ -135,17 +135,18 @@ impl Room {
 /// The most keys [`Saturated`] remembers.
 const SATURATED_KEYS: usize = 64;
 
-/// The keys (seeded hashes) whose insert into this level filled both of their buckets with
-/// entries that answer for them, newest last, at most [`SATURATED_KEYS`] — at most one per
-/// bucket pair.
+/// The keys (seeded hashes) whose insert into this level closed their pair (see [`closed`]:
+/// both buckets full, the key found, no entry able to leave), newest last, at most
+/// [`SATURATED_KEYS`] — at most one per bucket pair.
 ///
-/// A key whose two buckets are full of entries answering for it cannot be placed in the level:
-/// no split or move ever frees a slot of them for it. Copies of one key (a hot key) are the
-/// usual cause, and the level refuses them; but distinct keys that share everything the level
-/// stores of them fill a pair the same way, and such a key is an insert like any other, which a
-/// new level takes. The level tells the two apart only by this record: a key is refused as a
-/// copy unless another key is known to have filled its pair. A level read from a file, or
-/// whose record has forgotten the pair, refuses every key that meets a full pair.
+/// A key whose pair is closed to it cannot be placed in the level: no split or move ever frees
+/// a slot of it. Copies of one key (a hot key) are the usual cause — with, at times, entries of
+/// other keys that share its core and so its other bucket — and the level refuses them, as the
+/// key is found anyway. But distinct keys that share everything the level stores of them close
+/// a pair the same way, and such a key is an insert like any other, which a new level takes.
+/// The level tells the two apart only by this record: a key is refused as a copy unless
+/// another key is known to have closed its pair. A level read from a file, or whose record has
+/// forgotten the pair, refuses every key found at a closed pair.
 #[derive(Clone, Debug, Default)]
 struct Saturated {
     keys: std::collections::VecDeque<u64>,
@@ -173,14 +174,16 @@ impl Saturated {
         self.keys.push_back(h);
     }
 
-    /// Whether a key other than `h` is recorded as having filled `h`'s pair (splits move a
-    /// pair's entries with its keys, so pairs are compared as the level is now).
-    fn filled_by_another(&self, h: u64, geo: &Geometry) -> bool {
-        if self.keys.contains(&h) {
-            return false;
-        }
-        let pair = Saturated::pair(h, geo);
-        self.keys.iter().any(|&r| Saturated::pair(r, geo) == pair)
+    /// The keys other than `h` recorded as having closed `h`'s pair, unless `h` itself is
+    /// recorded (then none: one key per pair). Splits move a pair's entries with its keys, so
+    /// pairs are compared as the level is now.
+    fn others(&self, h: u64, geo: &Geometry) -> impl Iterator<Item = u64> + '_ {
+        let (geo, pair) = (*geo, Saturated::pair(h, geo));
+        let known = self.keys.contains(&h);
+        self.keys
+            .iter()
+            .copied()
+            .filter(move |&r| !known && r != h && Saturated::pair(r, &geo) == pair)
     }
 }
 
@@ -355,16 +358,25 @@ impl StretchLevel {
             &mut self.room,
             [first, second],
         ));
-        let (gained, answers_all) = match near {
+        let (gained, maybe_closed) = match near {
             Near::Placed {
                 gained,
-                answers_all,
-            } => (gained, answers_all),
-            Near::Copies => return Err(self.refuse_copies(h)),
+                maybe_closed,
+            } => (gained, maybe_closed),
+            Near::Copies => return Err(self.refuse_copies(h, &p)),
             Near::Search => {
-                let gained =
-                    self.place_by_search([(p.i1, p.q1, p.l1), (p.i2, p.q2, p.l2)], budget)?;
-                (gained, true)
+                match self.place_by_search([(p.i1, p.q1, p.l1), (p.i2, p.q2, p.l2)], budget) {
+                    Ok(gained) => (gained, true),
+                    // Every bucket the key's entries could reach is full of entries that cannot
+                    // leave them (other hot keys' copies, say): if the level already answers
+                    // for the key, it is as present as it can be — a copy, not a reason to
+                    // grow. If not, a split of one of those buckets may make room.
+                    Err(Refused::Closed) if self.answering(&p) != 0 => {
+                        return Err(self.refuse_copies(h, &p));
+                    }
+                    Err(Refused::Closed) => return Err(Refused::NoRoom),
+                    Err(r) => return Err(r),
+                }
             }
         };
         // One move of `place_near` never passes the bound `room_for_one_more` checked (its
@@ -376,30 +388,66 @@ impl StretchLevel {
         self.precision += gained;
         self.entries += 1;
         self.keys += 1;
-        if answers_all && self.pair_answers_all(&p) {
+        if maybe_closed && self.pair_is_closed(&p) {
             self.saturated.record(h, &self.geo);
         }
         Ok(())
     }
 
-    /// The refusal of a key whose two buckets are full of entries answering for it: as a copy
-    /// (`Copies`), unless another key is known to have filled the pair (then the key is a
-    /// distinct one the level cannot take: `NoRoom`, and a new level takes it).
-    fn refuse_copies(&self, h: u64) -> Refused {
-        if self.saturated.filled_by_another(h, &self.geo) {
+    /// The refusal of a key the level finds but cannot place (its pair [`closed`] to it, or
+    /// every bucket the search reached): as a copy (`Copies`), unless another key is known to have
+    /// closed the pair and the same entries of the pair answer for both (then the key is a
+    /// distinct one that shares everything the level stores of the other, which the level
+    /// cannot take: `NoRoom`, and a new level takes it).
+    fn refuse_copies(&self, h: u64, p: &stretch::Probe) -> Refused {
+        let mask = self.answering(p);
+        let twin = self.saturated.others(h, &self.geo).any(|r| {
+            let q = stretch::locate(self.geo.split(), self.slots(), r);
+            self.answering(&q) == mask
+        });
+        if twin {
             Refused::NoRoom
         } else {
             Refused::Copies
         }
     }
 
-    /// Whether every slot of both of the key's buckets holds an entry answering for it.
-    fn pair_answers_all(&self, p: &stretch::Probe) -> bool {
+    /// Which slots of the key's pair (its lower bucket's first, one bit each) hold an entry
+    /// answering for it.
+    fn answering(&self, p: &stretch::Probe) -> u32 {
         let t = self.table.bytes();
         let b = self.geo.bucket_size() as usize;
-        with_codec!(self.geo.layout(), c => [(p.i1, p.q1), (p.i2, p.q2)]
-            .iter()
-            .all(|&(i, q)| c.read(t, i)[..b].iter().all(|&v| stretch::matches(v, q))))
+        let mut pair = [(p.i1, p.q1), (p.i2, p.q2)];
+        pair.sort_unstable();
+        with_codec!(self.geo.layout(), c => {
+            let mut mask = 0;
+            for (n, &(i, q)) in pair.iter().enumerate() {
+                let s = c.read(t, i);
+                for (k, &v) in s[..b].iter().enumerate() {
+                    mask |= u32::from(stretch::matches(v, q)) << (n * b + k);
+                }
+            }
+            mask
+        })
+    }
+
+    /// After the level could not place the key with seeded hash `h` however it grew: the
+    /// refusal of a key it finds ([`refuse_copies`](Self::refuse_copies)), or `None` when it
+    /// does not find it (a new level must take it).
+    pub(crate) fn refusal_of_found(&self, h: u64) -> Option<Refused> {
+        let p = stretch::locate(self.geo.split(), self.slots(), h);
+        (self.answering(&p) != 0).then(|| self.refuse_copies(h, &p))
+    }
+
+    /// Whether the key's pair is [`closed`] to it and holds it.
+    fn pair_is_closed(&self, p: &stretch::Probe) -> bool {
+        let t = self.table.bytes();
+        let (split, slots) = (self.geo.split(), self.slots());
+        let pair = [(p.i1, p.q1, p.l1), (p.i2, p.q2, p.l2)];
+        with_codec!(self.geo.layout(), c => {
+            let buckets = pair.map(|(i, _, _)| c.read(t, i));
+            closed(c.slots(), split, slots, pair, &buckets)
+        })
     }
 
     /// The search of [`insert_seeded`](Self::insert_seeded): what the precision sum gains (the
@@ -429,6 +477,7 @@ impl StretchLevel {
                     Err(Refused::Share)
                 }
             }
+            None if nodes.len() < budget.max(2) as usize => Err(Refused::Closed),
             None => Err(Refused::NoRoom),
         };
         self.search = nodes;
@@ -649,30 +698,67 @@ pub(crate) enum Refused {
     NoRoom,
     /// The only path found drops continuation bits that would take the level past its share.
     Share,
-    /// Both of the key's buckets are full of entries answering for it, and nothing says they
-    /// are not its own copies (see [`Saturated`]).
+    /// The level finds the key but cannot place it — its pair is [`closed`] to it, or every
+    /// bucket its entries reach is — and nothing says another key filled its pair (see
+    /// [`Saturated`]): what copies of the key do.
     Copies,
+    /// The search reached every bucket it could without finding room (an internal step of
+    /// the insert; never returned).
+    Closed,
 }
 
 /// What [`place_near`] did.
 enum Near {
-    /// The key is in, and the precision sum gains `gained`; `answers_all`: the bucket it went
-    /// into is full of entries answering for it (its other bucket may be too).
-    Placed { gained: u64, answers_all: bool },
-    /// Both buckets are full of entries answering for the key.
+    /// The key is in, and the precision sum gains `gained`; `maybe_closed`: the bucket it went
+    /// into is full of entries that answer for it or share its core, so its pair may be closed
+    /// to it now (see [`closed`]).
+    Placed { gained: u64, maybe_closed: bool },
+    /// The key's pair is closed to it and holds it.
     Copies,
     /// Neither bucket has room, and no entry of theirs can move to a bucket with room: a
     /// search must go further.
     Search,
 }
 
-/// Whether bucket slots `s` (the first `b`) all hold entries answering for `q`. Without
+/// Whether the pair `pair` (bucket, the key's value there, its address length), whose slots
+/// are `buckets`, is closed to the key and holds it: both buckets full, some entry answering
+/// for the key, and every entry unable to leave the pair — its other bucket is the pair's
+/// other one, or it has no bit left to get there. Then no move ever frees a slot of the pair,
+/// and the key, already found, is as present as the level can make it: what copies of one key
+/// do to their buckets (together with entries of other keys that share its core, whose other
+/// bucket is the same). An entry that answers for the key always is such an entry.
+fn closed(
+    b: usize,
+    split: stretch::Split,
+    slots: Slots,
+    pair: [(u64, u32, u32); 2],
+    buckets: &[crate::table::codec::Slots; 2],
+) -> bool {
+    let mut answers = false;
+    for (n, &(i, q, l)) in pair.iter().enumerate() {
+        let other = pair[1 - n].0;
+        for &v in &buckets[n][..b] {
+            if v == 0 {
+                return false;
+            }
+            answers |= stretch::matches(v, q);
+            if stretch::target(split, slots, v, i, l).is_some_and(|t| t != other) {
+                return false;
+            }
+        }
+    }
+    answers
+}
+
+/// Whether bucket slots `s` (the first `b`), a full bucket of the key's, hold only entries
+/// that answer for `q` or share its core (so that the pair may be [`closed`]). Without
 /// branches: after most inserts the first slot already differs, but unpredictably.
 #[inline(always)]
-fn all_answer(s: &crate::table::codec::Slots, b: usize, q: u32) -> bool {
-    s[..b]
-        .iter()
-        .fold(true, |all, &v| all & stretch::matches(v, q))
+fn core_only(s: &crate::table::codec::Slots, b: usize, slots: Slots, q: u32) -> bool {
+    let core = slots.core(q);
+    s[..b].iter().fold(true, |all, &v| {
+        all & (stretch::matches(v, q) | (v != 0 && slots.core(v) == core))
+    })
 }
 
 /// Places the key in one of its buckets `roots` (bucket, the key's value there, its address
@@ -700,10 +786,10 @@ fn place_near<C: Codec>(
             let filled = !s[..b].contains(&0);
             room.set(i, !filled);
             let gained = weight(l + slots.l0);
-            let answers_all = filled & all_answer(&s, b, q);
+            let maybe_closed = filled & core_only(&s, b, slots, q);
             return Near::Placed {
                 gained,
-                answers_all,
+                maybe_closed,
             };
         }
     }
@@ -736,17 +822,16 @@ fn place_near<C: Codec>(
                 // Its precision fell by one: its weight doubled.
                 gained += weight(l + slots.len(v));
             }
-            let answers_all = all_answer(&s, b, q);
+            let maybe_closed = core_only(&s, b, slots, q);
             return Near::Placed {
                 gained,
-                answers_all,
+                maybe_closed,
             };
         }
     }
-    // No entry of either can move in one step. Were they all to answer for the key, none
-    // could ever move out of its pair (an entry answering for it moves only to its other
-    // bucket, or not at all), and no split separates them.
-    if all_answer(&full[0], b, roots[0].1) && all_answer(&full[1], b, roots[1].1) {
+    // No entry of either can move in one step. If none can ever leave the pair, no search
+    // will find room either.
+    if closed(b, split, slots, roots, &full) {
         return Near::Copies;
     }
     Near::Search
@@ -1029,7 +1114,7 @@ mod tests {
             assert_eq!(f.room.get(j), free, "bucket {j} of {m}");
         }
         // No bit past the last bucket.
-        if m % 64 != 0 {
+        if !m.is_multiple_of(64) {
             assert_eq!(f.room.words[(m / 64) as usize] >> (m % 64), 0);
         }
     }
@@ -1346,15 +1431,19 @@ mod tests {
         r.record(h(0), &geo);
         r.record(twin(h(0)), &geo);
         assert_eq!(r.keys.len(), 1, "two keys of one pair");
-        assert!(r.filled_by_another(h(0), &geo));
-        assert!(!r.filled_by_another(twin(h(0)), &geo));
+        assert_eq!(r.others(h(0), &geo).collect::<Vec<_>>(), [twin(h(0))]);
+        assert_eq!(
+            r.others(twin(h(0)), &geo).count(),
+            0,
+            "the key itself is recorded"
+        );
         for i in 1..=SATURATED_KEYS as u64 {
             r.record(h(i), &geo);
         }
         assert_eq!(r.keys.len(), SATURATED_KEYS);
         assert!(!r.keys.contains(&twin(h(0))), "the oldest kept");
-        assert!(!r.filled_by_another(h(0), &geo));
-        assert!(r.filled_by_another(twin(h(5)), &geo));
+        assert_eq!(r.others(h(0), &geo).count(), 0);
+        assert_eq!(r.others(twin(h(5)), &geo).collect::<Vec<_>>(), [h(5)]);
     }
 
     /// A level never takes a key that would take its bound past its share: with the share set

@@ -524,21 +524,21 @@ impl<'a> FilterRef<'a> {
     /// ```
     ///
     /// A stretch level at the default 1 % target: its share, 0.8 %, gives slots of 14 bits (a
-    /// core of 5, 8 continuation bits and the marker); it grows from 278 buckets, one at a
+    /// core of 5, 8 continuation bits and the marker); it grows from 313 buckets, one at a
     /// time:
     ///
     /// ```
     /// use cuckoo_sst::{Config, ScalableCuckooFilter};
     /// let mut f = ScalableCuckooFilter::new(Config::new(1000))?;
-    /// assert_eq!(f.level(0).unwrap().num_buckets(), 278); // ⌈1000 / (4 · 0.9)⌉
+    /// assert_eq!(f.level(0).unwrap().num_buckets(), 313); // ⌈1000 / (4 · 0.8)⌉
     /// for i in 0..10_000u32 {
     ///     f.insert(&i.to_le_bytes())?;
     /// }
     /// let level = f.level(0).unwrap();
     /// assert_eq!((f.levels(), level.fingerprint_bits()), (1, 14));
     /// assert_eq!(level.len(), 10_000); // keys
-    /// assert_eq!(level.num_buckets(), 2778);
-    /// assert_eq!(level.capacity(), 2778 * 4);
+    /// assert_eq!(level.num_buckets(), 3125);
+    /// assert_eq!(level.capacity(), 3125 * 4);
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     #[inline]

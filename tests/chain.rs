@@ -265,13 +265,13 @@ proptest! {
                     let before = f.clone();
                     match f.insert(&k.to_le_bytes()) {
                         Ok(()) => *model.entry(k).or_default() += 1,
-                        // A key's two buckets full of entries answering for it (copies, with
-                        // perhaps an entry of another key that answers too): the copy is
+                        // A key the newest level finds but cannot place (its two buckets full
+                        // of its copies and of entries that cannot leave them): the copy is
                         // refused, nothing changes, and the key is found. (About one case in
                         // 4000 meets it.)
                         Err(Error::TooManyCopies) => {
                             prop_assert_eq!(&f, &before);
-                            prop_assert!(f.count(&k.to_le_bytes()) >= 8, "key {} refused", k);
+                            prop_assert!(f.contains(&k.to_le_bytes()), "key {} refused", k);
                         }
                         Err(e) => prop_assert!(false, "key {}: {:?}", k, e),
                     }

@@ -13,10 +13,8 @@
 //! - a refused insert (`Full`) changes nothing, and happens only when a new level is forbidden:
 //!   `max_levels` (or 128) reached, a file past `max_bytes`, or a share no slot width meets —
 //!   the reason `growth_limit` gives;
-//! - a copy refused (`TooManyCopies`) changes nothing, and happens only when both of the key's
-//!   buckets in the newest level are full of entries answering for it; copies of one key never
-//!   make the chain grow (a new level for a numbered key needs another key, indistinguishable
-//!   from it in that level, to have filled its buckets).
+//! - a copy refused (`TooManyCopies`) changes nothing, and happens only for a key the newest
+//!   level finds (and cannot place again); copies of one key never make the chain grow.
 //!
 //! The operations drive growth: small first levels (from 2 buckets), fresh keys by the
 //! thousand (so that entries run out of continuation bits and splits copy them), and copies of
@@ -442,16 +440,14 @@ impl Chain {
         }
     }
 
-    /// An insert of `key` was refused as a copy: both of its buckets in the newest level are
-    /// full of entries answering for it, which are all its two buckets' slots.
+    /// An insert of `key` was refused as a copy: the newest level finds it (entries of its two
+    /// buckets answer for it) and could not place another.
     fn check_copies_refused(&self, key: &[u8]) {
         let newest = self.c.level(self.c.levels() - 1).unwrap();
-        assert_eq!(
-            newest.count(key),
-            2 * newest.bucket_size(),
-            "a key refused as a copy with a free or other slot in its buckets"
+        assert!(
+            newest.count(key) >= 1,
+            "a key refused as a copy that the newest level does not find"
         );
-        assert!(self.c.contains(key), "a key refused as a copy is not found");
         note(|r| r.copies_refused = true);
     }
 
