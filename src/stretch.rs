@@ -751,14 +751,17 @@ fn closed(
 }
 
 /// Whether bucket slots `s` (the first `b`), a full bucket of the key's, hold only entries
-/// that answer for `q` or share its core (so that the pair may be [`closed`]). Without
-/// branches: after most inserts the first slot already differs, but unpredictably.
+/// that share the key's core (`q` its value there): those that answer for it do, and entries
+/// of its core are the ones whose other bucket is the pair's, so that they can close it (see
+/// [`closed`]). (An entry of another core whose other bucket is the pair's by chance may close
+/// it too; such a pair is not recorded, and a distinct key meeting it is refused as a copy.)
+/// Without branches: after most inserts the first slot already differs, but unpredictably.
 #[inline(always)]
 fn core_only(s: &crate::table::codec::Slots, b: usize, slots: Slots, q: u32) -> bool {
     let core = slots.core(q);
-    s[..b].iter().fold(true, |all, &v| {
-        all & (stretch::matches(v, q) | (v != 0 && slots.core(v) == core))
-    })
+    s[..b]
+        .iter()
+        .fold(true, |all, &v| all & (slots.core(v) == core))
 }
 
 /// Places the key in one of its buckets `roots` (bucket, the key's value there, its address
