@@ -56,6 +56,10 @@ const MAX_SPLITS_PER_INSERT: u32 = 64;
 /// table's rate, so widths are `log2(2b · load · (1 + ¾ · DESIGN_DOUBLINGS) / share)`.
 pub(crate) const DESIGN_DOUBLINGS: f64 = 10.0;
 
+/// The most buckets a large level splits at once when an insert would pass its split load
+/// (a level of `m` buckets splits `min(16, m / 1024)`, at least one).
+const SPLIT_RUN: u64 = 16;
+
 /// How many times an insert into a stretch level splits a bucket and searches again before
 /// it gives up on the level.
 const RETRIES: u32 = 16;
@@ -411,13 +415,28 @@ impl ScalableCuckooFilter {
         }
         // The key's buckets come into cache while buckets are split.
         level.prefetch_seeded(seeded);
-        for _ in 0..MAX_SPLITS_PER_INSERT {
+        let mut splits = 0;
+        while splits < MAX_SPLITS_PER_INSERT {
             let Some(Level::Stretch(level)) = self.levels.last() else {
                 return Ok(Newest::NoRoom);
             };
             let geo = level.geometry();
             let load = split_load(geo.bucket_size());
-            if (level.entries() + 1) as f64 <= load * geo.slots() as f64 || !self.split_newest()? {
+            if (level.entries() + 1) as f64 <= load * geo.slots() as f64 {
+                break;
+            }
+            // A large level splits a run of buckets at once (a sixteenth of a percent of its
+            // load, at most 16): the same splits, fewer times.
+            let run = (geo.num_buckets() >> 10).clamp(1, SPLIT_RUN);
+            let mut split = false;
+            for _ in 0..run {
+                if !self.split_newest()? {
+                    break;
+                }
+                split = true;
+                splits += 1;
+            }
+            if !split {
                 break;
             }
         }

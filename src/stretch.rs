@@ -312,11 +312,14 @@ impl StretchLevel {
         (precision as f64 * self.bound_scale).min(1.0) <= share
     }
 
-    /// Asks the CPU for the lines of the key's two buckets (with seeded hash `h`), so that an
-    /// insert that first splits a bucket finds them in cache.
+    /// Asks the CPU for the lines of the key's two buckets (with seeded hash `h`) and of their
+    /// room bits, so that an insert finds them in cache, or on their way.
     #[inline]
     pub(crate) fn prefetch_seeded(&self, h: u64) {
         let [i1, i2] = stretch::buckets(self.geo.split(), self.slots(), h);
+        let words: &[u8] = bytemuck::cast_slice(&self.room.words);
+        crate::prefetch::prefetch(words, (i1 >> 3) as usize);
+        crate::prefetch::prefetch(words, (i2 >> 3) as usize);
         if let Some(r) = Region::new(self.table.bytes(), &self.geo) {
             with_codec!(self.geo.layout(), c => {
                 c.prefetch(r, i1);
