@@ -427,7 +427,9 @@ impl ScalableCuckooFilter {
             }
             // A large level splits a run of buckets at once (a sixteenth of a percent of its
             // load, at most 16): the same splits, fewer times.
-            let run = (geo.num_buckets() >> 10).clamp(1, SPLIT_RUN);
+            let run = (geo.num_buckets() >> 10)
+                .clamp(1, SPLIT_RUN)
+                .min(u64::from(MAX_SPLITS_PER_INSERT - splits));
             let mut split = false;
             for _ in 0..run {
                 if !self.split_newest()? {
