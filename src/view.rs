@@ -524,8 +524,9 @@ impl<'a> FilterRef<'a> {
     /// ```
     ///
     /// A stretch level at the default 1 % target: its share, 0.8 %, gives slots of 14 bits (a
-    /// core of 5, 8 continuation bits and the marker); it grows from 313 buckets, one at a
-    /// time:
+    /// core of 5, 8 continuation bits and the marker); it grows from 313 buckets, splitting
+    /// one at a time while its keys pass 80 % of its slots (runs of `m / 1024`, at most 16,
+    /// from 2 048 buckets on, so it may stand a few buckets past the load):
     ///
     /// ```
     /// use cuckoo_sst::{Config, ScalableCuckooFilter};
@@ -537,8 +538,8 @@ impl<'a> FilterRef<'a> {
     /// let level = f.level(0).unwrap();
     /// assert_eq!((f.levels(), level.fingerprint_bits()), (1, 14));
     /// assert_eq!(level.len(), 10_000); // keys
-    /// assert_eq!(level.num_buckets(), 3125);
-    /// assert_eq!(level.capacity(), 3125 * 4);
+    /// assert_eq!(level.num_buckets(), 3126); // ⌈10 000 / (4 · 0.8)⌉ = 3125, in runs of 2
+    /// assert_eq!(level.capacity(), 3126 * 4);
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     #[inline]
