@@ -136,19 +136,28 @@ impl<'a> FilterRef<'a> {
         self.geo.stretch_slots().is_some()
     }
 
-    /// [`contains_hash`](Self::contains_hash) from the seeded hash.
+    /// [`contains_hash`](Self::contains_hash) from the seeded hash. A classic level's probe is
+    /// inlined into the caller; a stretch level's is a call, so that a classic filter's lookup
+    /// carries none of its code.
     #[inline(always)]
     pub(crate) fn contains_seeded(&self, seeded: u64) -> bool {
         match self.geo.stretch_slots() {
-            None => {
-                let s = locate_seeded(&self.geo, seeded);
-                kernel::contains(&self.geo, self.region, s.i1, s.i2, s.fp)
-            }
-            Some(slots) => {
-                let p = hash::stretch::locate(self.geo.split(), slots, seeded);
-                with_codec!(self.geo.layout(), c => c.contains_prefix(self.region, p.i1, p.q1, p.i2, p.q2))
-            }
+            None => self.contains_classic(locate_seeded(&self.geo, seeded)),
+            Some(slots) => self.contains_stretch(slots, seeded),
         }
+    }
+
+    /// The probe of a classic level for the key at `s`.
+    #[inline(always)]
+    fn contains_classic(&self, s: Slot) -> bool {
+        kernel::contains(&self.geo, self.region, s.i1, s.i2, s.fp)
+    }
+
+    /// [`contains_seeded`](Self::contains_seeded) of a stretch level.
+    #[inline(never)]
+    fn contains_stretch(&self, slots: hash::stretch::Slots, seeded: u64) -> bool {
+        let p = hash::stretch::locate(self.geo.split(), slots, seeded);
+        with_codec!(self.geo.layout(), c => c.contains_prefix(self.region, p.i1, p.q1, p.i2, p.q2))
     }
 
     /// The two buckets a lookup of the seeded hash reads.
@@ -318,7 +327,7 @@ impl<'a> FilterRef<'a> {
             out.len(),
             "contains_hash_each: one output per filter"
         );
-        probe_each(filters.iter().copied(), h, |i, found| {
+        probe_slice(filters, h, |i, found| {
             out[i] = found;
             true
         });
@@ -343,7 +352,7 @@ impl<'a> FilterRef<'a> {
     /// ```
     pub fn first_containing(filters: &[FilterRef<'_>], h: KeyHash) -> Option<usize> {
         let mut first = None;
-        probe_each(filters.iter().copied(), h, |i, found| {
+        probe_slice(filters, h, |i, found| {
             if found {
                 first = Some(i);
             }
@@ -667,6 +676,43 @@ impl std::fmt::Debug for FilterRef<'_> {
             .field("encoding", &self.geo.encoding())
             .field("seed", &self.seed)
             .finish()
+    }
+}
+
+/// [`probe_each`] of a slice of filters: those of classic levels only (every SSTable filter
+/// a builder makes) take [`probe_classic`], which knows nothing of stretch levels.
+#[inline]
+fn probe_slice(filters: &[FilterRef<'_>], h: KeyHash, visit: impl FnMut(usize, bool) -> bool) {
+    if filters.iter().any(FilterRef::is_stretch) {
+        probe_each(filters.iter().copied(), h, visit)
+    } else {
+        probe_classic(filters, h, visit)
+    }
+}
+
+/// [`probe_each`] of filters all of classic levels: each key's buckets and fingerprint are
+/// derived once per filter, for the prefetch and the probe.
+#[inline]
+fn probe_classic(
+    filters: &[FilterRef<'_>],
+    h: KeyHash,
+    mut visit: impl FnMut(usize, bool) -> bool,
+) {
+    const GROUP: usize = 32;
+    let mut slots = [Slot::default(); GROUP];
+    for (g, group) in filters.chunks(GROUP).enumerate() {
+        for (s, f) in slots.iter_mut().zip(group) {
+            *s = locate(&f.geo, f.seed, h);
+            with_codec!(f.geo.layout(), c => {
+                c.prefetch(f.region, s.i1);
+                c.prefetch(f.region, s.i2);
+            });
+        }
+        for (k, (f, s)) in group.iter().zip(&slots).enumerate() {
+            if !visit(g * GROUP + k, f.contains_classic(*s)) {
+                return;
+            }
+        }
     }
 }
 

@@ -329,8 +329,9 @@ fn a_mapping_keeps_the_old_bytes_after_save() {
 }
 
 /// One key against many filters — every layout, different seeds and sizes, more filters than
-/// the group of 32 that is prefetched together: each answer is the filter's own, and the first
-/// "maybe" is the first filter that answers so.
+/// the group of 32 that is prefetched together, classic filters alone (the path that knows
+/// nothing of stretch levels) and mixed with stretch levels: each answer is the filter's own,
+/// and the first "maybe" is the first filter that answers so.
 #[test]
 fn one_key_probes_many_filters_alike() {
     let layouts = common::layouts();
@@ -345,8 +346,39 @@ fn one_key_probes_many_filters_alike() {
             f
         })
         .collect();
-    let filters: Vec<FilterRef<'_>> = tables.iter().map(|f| f.as_filter_ref()).collect();
-    for n in [0, 1, 31, 32, 33, 70] {
+    let classic: Vec<FilterRef<'_>> = tables.iter().map(|f| f.as_filter_ref()).collect();
+    // Stretch levels, grown from 100 keys to 3 000 (keys 700 000 + 70 i + t), in place of the
+    // classic filters 0, 33 and 69.
+    let grown: Vec<ScalableCuckooFilter> = [0u64, 33, 69]
+        .iter()
+        .map(|&t| {
+            let mut f = ScalableCuckooFilter::new(Config::new(100).seed(t)).unwrap();
+            for i in 0..3000 {
+                f.insert(&key(700_000 + i * 70 + t)).unwrap();
+            }
+            assert_eq!(f.levels(), 1);
+            f
+        })
+        .collect();
+    let mut mixed = classic.clone();
+    for (f, t) in grown.iter().zip([0, 33, 69]) {
+        mixed[t] = f.level(0).unwrap();
+    }
+    let stretch_keys = (0..3000u64).flat_map(|i| [0, 33, 69].map(|t| 700_000 + i * 70 + t));
+    for i in stretch_keys {
+        let h = KeyHash::of(&key(i));
+        let t = (i % 70) as usize;
+        assert!(mixed[t].contains_hash(h), "key {i} lost");
+        assert_eq!(
+            FilterRef::first_containing(&mixed, h).map(|f| f <= t),
+            Some(true)
+        );
+    }
+    let stretch: &[usize] = &[0, 33, 69];
+    for (filters, n, stretch) in [0, 1, 31, 32, 33, 70]
+        .iter()
+        .flat_map(|&n| [(&classic, n, &[][..]), (&mixed, n, stretch)])
+    {
         let filters = &filters[..n];
         for i in 0..3000u64 {
             let h = KeyHash::of(&key(i));
@@ -361,8 +393,9 @@ fn one_key_probes_many_filters_alike() {
                 want.iter().position(|&x| x),
                 "{n} filters, key {i}"
             );
-            // The key's own table (i mod 70) always answers "maybe".
-            if ((i % 70) as usize) < n && i / 70 < 200 + 37 * (i % 70) {
+            // The key's own classic table (i mod 70) always answers "maybe".
+            let own = (i % 70) as usize;
+            if own < n && !stretch.contains(&own) && i / 70 < 200 + 37 * (i % 70) {
                 assert!(want[(i % 70) as usize], "key {i} lost");
             }
         }

@@ -1,0 +1,323 @@
+//! The lookup paths of two builds of cuckoo-sst, measured in one process: `base` (the crate at
+//! an earlier commit) and `head` (the working tree). Built and run by `scripts/compare-lookups`,
+//! which says how; not part of the crate.
+//!
+//! Each build makes two copies of every filter, in the order base, head, head, base (where a
+//! filter lands in memory depends on what was allocated before it, and measurably changes its
+//! speed: one copy of the same code measured 0.82× the other in the LSM case). Every case is
+//! timed in rounds; a round times each copy over the same `PROBES` keys in the order base,
+//! head, head, base (reversed in the next round), so drift of the machine reaches both builds
+//! alike; the report gives each build's median rate and the ratio of the medians.
+//! Cases: a right-sized filter of 1 M 16-byte keys at the default 1 % (single absent, single
+//! present, batched absent), the LSM read (one absent key asked of 16 filters of 1 M keys,
+//! newest first, `first_containing`), a filter of 32 M keys (single and batched absent), and
+//! with the `grown` feature (both builds from format version 3 on) a growable filter grown
+//! 1000× to 1 M keys (single and batched absent).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+const PROBES: usize = 1 << 20;
+const POOL: usize = 1 << 22;
+
+/// Key `i`: 16 bytes, as `benches/peers.rs` makes them.
+fn key(i: u64) -> [u8; 16] {
+    let mut k = *b"key:\0\0\0\0\0\0\0\0\0\0\0\0";
+    k[8..].copy_from_slice(&i.wrapping_mul(0x9E37_79B9_7F4A_7C15).to_be_bytes());
+    k
+}
+
+/// `POOL` keys drawn from ids `lo..lo + n`.
+fn pool(lo: u64, n: u64, salt: u64) -> Vec<[u8; 16]> {
+    let mut x = 0x2545_F491_4F6C_DD1Du64 ^ salt;
+    (0..POOL)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            key(lo + x % n)
+        })
+        .collect()
+}
+
+/// One build's lookups, instantiated for `base` and for `head` (the same source against
+/// either crate: both name their items alike).
+macro_rules! build {
+    ($krate:ident) => {
+        mod $krate {
+            use std::hint::black_box;
+            use $krate::{Config, CuckooFilter, FilterBuilder, FilterRef, KeyHash};
+
+            /// A filter of ids `lo..lo + n`, built as an SSTable's is.
+            pub fn filter(lo: u64, n: u64) -> CuckooFilter {
+                let mut b = FilterBuilder::new(Config::new(n as usize));
+                for i in lo..lo + n {
+                    b.add_key(&super::key(i));
+                }
+                b.finish().unwrap()
+            }
+
+            /// Single lookups, the key hashed each time: how many answered "maybe".
+            pub fn single(f: &CuckooFilter, keys: &[[u8; 16]]) -> usize {
+                let v = f.as_filter_ref();
+                keys.iter()
+                    .filter(|k| v.contains_hash(KeyHash::of(black_box(&k[..]))))
+                    .count()
+            }
+
+            /// Batched lookups of keys hashed first, 1 024 at a time.
+            pub fn batch(f: &CuckooFilter, keys: &[[u8; 16]]) -> usize {
+                let v = f.as_filter_ref();
+                let mut hashes = [KeyHash::of(b""); 1024];
+                let mut out = [false; 1024];
+                let mut hits = 0;
+                for chunk in keys.chunks(1024) {
+                    for (h, k) in hashes.iter_mut().zip(chunk) {
+                        *h = KeyHash::of(black_box(&k[..]));
+                    }
+                    let n = chunk.len();
+                    v.contains_batch(&hashes[..n], &mut out[..n]);
+                    hits += out[..n].iter().filter(|&&x| x).count();
+                }
+                hits
+            }
+
+            /// The LSM read: each key hashed once and asked of every filter, newest first,
+            /// stopping at the first "maybe".
+            pub fn lsm(filters: &[CuckooFilter], keys: &[[u8; 16]]) -> usize {
+                let views: Vec<FilterRef<'_>> = filters.iter().map(|f| f.as_filter_ref()).collect();
+                keys.iter()
+                    .filter(|k| {
+                        FilterRef::first_containing(&views, KeyHash::of(black_box(&k[..])))
+                            .is_some()
+                    })
+                    .count()
+            }
+
+            /// A growable filter grown a thousandfold to `n` keys (builds from format version
+            /// 3 on: stretch levels).
+            #[cfg(feature = "grown")]
+            pub fn grown(n: u64) -> $krate::ScalableCuckooFilter {
+                let config = Config::new((n / 1000) as usize);
+                let mut f = $krate::ScalableCuckooFilter::new(config).unwrap();
+                for i in 0..n {
+                    f.insert(&super::key(i)).unwrap();
+                }
+                f
+            }
+
+            #[cfg(feature = "grown")]
+            pub fn grown_single(f: &$krate::ScalableCuckooFilter, keys: &[[u8; 16]]) -> usize {
+                keys.iter()
+                    .filter(|k| f.contains_hash(KeyHash::of(black_box(&k[..]))))
+                    .count()
+            }
+
+            #[cfg(feature = "grown")]
+            pub fn grown_batch(f: &$krate::ScalableCuckooFilter, keys: &[[u8; 16]]) -> usize {
+                let mut hashes = [KeyHash::of(b""); 1024];
+                let mut out = [false; 1024];
+                let mut hits = 0;
+                for chunk in keys.chunks(1024) {
+                    for (h, k) in hashes.iter_mut().zip(chunk) {
+                        *h = KeyHash::of(black_box(&k[..]));
+                    }
+                    let n = chunk.len();
+                    f.contains_batch(&hashes[..n], &mut out[..n]);
+                    hits += out[..n].iter().filter(|&&x| x).count();
+                }
+                hits
+            }
+        }
+    };
+}
+
+build!(base);
+build!(head);
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+/// A case's lookups over a window of keys, returning how many answered "maybe".
+type Run<'a> = &'a dyn Fn(&[[u8; 16]]) -> usize;
+
+/// Times `rounds` rounds of each build's two copies (`a`: base, `b`: head), each over the next
+/// `PROBES` keys of `keys`, in the order a0 b0 b1 a1, reversed in every other round; prints each
+/// build's median rate (million lookups per second, a round's rate over its two copies) and the
+/// ratio of the medians.
+fn compare(name: &str, rounds: usize, keys: &[[u8; 16]], a: [Run<'_>; 2], b: [Run<'_>; 2]) {
+    let mut at = 0;
+    let mut window = || {
+        at = (at + PROBES) % POOL;
+        &keys[at..at + PROBES]
+    };
+    // A warm-up of each, and all must agree: the same keys, the same answers.
+    let w = window();
+    let answers: Vec<usize> = [a[0], b[0], b[1], a[1]].iter().map(|f| f(w)).collect();
+    assert!(
+        answers.iter().all(|&x| x == answers[0]),
+        "{name}: the builds answer differently: {answers:?}"
+    );
+    let (mut ra, mut rb) = (Vec::new(), Vec::new());
+    for r in 0..rounds {
+        let w = window();
+        let time = |f: Run<'_>| {
+            let t = Instant::now();
+            black_box(f(w));
+            t.elapsed().as_secs_f64()
+        };
+        let mut order = [(0, a[0]), (1, b[0]), (1, b[1]), (0, a[1])];
+        if r % 2 == 1 {
+            order.reverse();
+        }
+        let mut secs = [0.0; 2];
+        for (build, f) in order {
+            secs[build] += time(f);
+        }
+        ra.push(2.0 * PROBES as f64 / secs[0] / 1e6);
+        rb.push(2.0 * PROBES as f64 / secs[1] / 1e6);
+    }
+    let (ma, mb) = (median(ra.clone()), median(rb.clone()));
+    let spread = |xs: &[f64]| {
+        let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = xs.iter().copied().fold(0.0, f64::max);
+        format!("{lo:.2}–{hi:.2}")
+    };
+    println!(
+        "| {name} | {ma:.2} | {mb:.2} | {:.3} | {} | {} |",
+        mb / ma,
+        spread(&ra),
+        spread(&rb)
+    );
+}
+
+/// Each build's two copies of a structure, made in the order base, head, head, base, so that
+/// where in memory a copy lands (the allocator's state changes as filters are built) favours
+/// neither build.
+fn abba<A, B>(a: impl Fn() -> A, b: impl Fn() -> B) -> ([A; 2], [B; 2]) {
+    let a0 = a();
+    let b0 = b();
+    let b1 = b();
+    let a1 = a();
+    ([a0, a1], [b0, b1])
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let rounds: usize = args.first().map_or(21, |s| s.parse().expect("rounds"));
+    let big = !args.iter().any(|a| a == "--no-32m");
+    println!(
+        "million lookups per second (keys for LSM-16), medians of {rounds} rounds of {PROBES} \
+         keys, each build's two copies timed in every round"
+    );
+    println!("| case | base | head | head/base | base range | head range |");
+    println!("|---|---|---|---|---|---|");
+    let n = 1_000_000;
+    let absent = pool(n, n, 0);
+    let present = pool(0, n, 1);
+    let (fa, fb) = abba(|| base::filter(0, n), || head::filter(0, n));
+    compare(
+        "1M absent, single",
+        rounds,
+        &absent,
+        [&|k| base::single(&fa[0], k), &|k| base::single(&fa[1], k)],
+        [&|k| head::single(&fb[0], k), &|k| head::single(&fb[1], k)],
+    );
+    compare(
+        "1M present, single",
+        rounds,
+        &present,
+        [&|k| base::single(&fa[0], k), &|k| base::single(&fa[1], k)],
+        [&|k| head::single(&fb[0], k), &|k| head::single(&fb[1], k)],
+    );
+    compare(
+        "1M absent, batched",
+        rounds,
+        &absent,
+        [&|k| base::batch(&fa[0], k), &|k| base::batch(&fa[1], k)],
+        [&|k| head::batch(&fb[0], k), &|k| head::batch(&fb[1], k)],
+    );
+    drop((fa, fb));
+    // 16 tables of 1 M keys each, disjoint; the keys asked are in none of them.
+    let tables = 16;
+    let (la, lb) = abba(
+        || {
+            (0..tables)
+                .map(|t| base::filter(t * n, n))
+                .collect::<Vec<_>>()
+        },
+        || {
+            (0..tables)
+                .map(|t| head::filter(t * n, n))
+                .collect::<Vec<_>>()
+        },
+    );
+    let lsm_absent = pool(tables * n, n, 2);
+    compare(
+        "LSM-16 × 1M absent",
+        rounds,
+        &lsm_absent,
+        [&|k| base::lsm(&la[0], k), &|k| base::lsm(&la[1], k)],
+        [&|k| head::lsm(&lb[0], k), &|k| head::lsm(&lb[1], k)],
+    );
+    drop((la, lb));
+    #[cfg(feature = "grown")]
+    {
+        let (ga, gb) = abba(|| base::grown(n), || head::grown(n));
+        println!(
+            "grown: base {} levels, {} bytes; head {} levels, {} bytes",
+            ga[0].levels(),
+            ga[0].size_in_bytes(),
+            gb[0].levels(),
+            gb[0].size_in_bytes()
+        );
+        compare(
+            "grown 1000× to 1M, absent, single",
+            rounds,
+            &absent,
+            [&|k| base::grown_single(&ga[0], k), &|k| {
+                base::grown_single(&ga[1], k)
+            }],
+            [&|k| head::grown_single(&gb[0], k), &|k| {
+                head::grown_single(&gb[1], k)
+            }],
+        );
+        compare(
+            "grown 1000× to 1M, absent, batched",
+            rounds,
+            &absent,
+            [&|k| base::grown_batch(&ga[0], k), &|k| {
+                base::grown_batch(&ga[1], k)
+            }],
+            [&|k| head::grown_batch(&gb[0], k), &|k| {
+                head::grown_batch(&gb[1], k)
+            }],
+        );
+    }
+    if big {
+        let n = 32_000_000;
+        let absent = pool(n, n, 3);
+        let (fa, fb) = abba(|| base::filter(0, n), || head::filter(0, n));
+        compare(
+            "32M absent, single",
+            rounds,
+            &absent,
+            [&|k| base::single(&fa[0], k), &|k| base::single(&fa[1], k)],
+            [&|k| head::single(&fb[0], k), &|k| head::single(&fb[1], k)],
+        );
+        compare(
+            "32M absent, batched",
+            rounds,
+            &absent,
+            [&|k| base::batch(&fa[0], k), &|k| base::batch(&fa[1], k)],
+            [&|k| head::batch(&fb[0], k), &|k| head::batch(&fb[1], k)],
+        );
+    }
+}
