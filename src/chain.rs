@@ -98,8 +98,8 @@ fn one_key_fits(geo: &Geometry, share: f64) -> bool {
     let Some(slots) = geo.stretch_slots() else {
         return false;
     };
-    let weight = crate::stretch::weight(geo.split().k + slots.l0);
-    crate::stretch::fpr_bound(geo.core_bits(), weight) <= share
+    let weight = crate::level::weight(geo.split().k + slots.l0);
+    crate::level::fpr_bound(geo.core_bits(), weight) <= share
 }
 
 /// What an insert into the newest level did.
@@ -399,7 +399,7 @@ impl ScalableCuckooFilter {
         if let Some(Level::Stretch(level)) = self.levels.last_mut() {
             match placed {
                 Ok(Newest::Placed) => level.keep_splits(),
-                _ => level.undo_splits()?,
+                _ => level.undo_splits(),
             }
         }
         placed

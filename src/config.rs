@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::ChainParams;
+pub use crate::format::{MAX_GROWTH_FACTOR, MAX_KICKS_LIMIT, MAX_LEVELS};
 use crate::table::{self, BUCKET_SIZES, Encoding, Geometry, PLAIN_WIDTHS};
 
 /// The default target false-positive rate: 1 %.
@@ -11,20 +12,8 @@ pub const DEFAULT_FPR: f64 = 0.01;
 pub const DEFAULT_BUCKET_SIZE: usize = 4;
 /// The default bound on relocations per insert (the paper's value).
 pub const DEFAULT_MAX_KICKS: u32 = 500;
-/// The largest accepted `max_kicks`. A failed insert walks that far and back, and keeps one
-/// 16-byte undo record per step; beyond a few thousand steps the load gained is negligible.
-pub const MAX_KICKS_LIMIT: u32 = 1 << 16;
 /// The default growth factor between the levels of a growable filter.
 pub const DEFAULT_GROWTH_FACTOR: f64 = 2.0;
-/// The largest growth factor accepted (from a `Config` or a file): it bounds the next level a
-/// chain allocates to 64 times the size of its newest.
-pub const MAX_GROWTH_FACTOR: f64 = 64.0;
-/// The most levels a growable filter may have (FORMAT.md §4: a file holds at most this many).
-/// Every lookup probes every level, so a chain this long is already slow; it also bounds what
-/// reading a chain costs (a hostile file of many tiny levels allocates at most about 60 KiB
-/// of per-level state). With the default tightening the widest fingerprints run out at about
-/// 60 levels anyway.
-pub const MAX_LEVELS: u32 = 128;
 /// The default fraction of a growable filter's false-positive budget that each new level
 /// leaves to the levels after it (see [`Config::tightening`]).
 pub const DEFAULT_TIGHTENING: f64 = 0.2;

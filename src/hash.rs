@@ -142,6 +142,30 @@ pub(crate) fn alt_bucket(i: u64, fp: u32, num_buckets: u64) -> u64 {
     std::hint::select_unpredictable(o >= i, d, d.wrapping_add(num_buckets))
 }
 
+/// Where a key lives in a classic level: its two candidate buckets and its fingerprint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) struct Slot {
+    pub(crate) i1: u64,
+    pub(crate) i2: u64,
+    pub(crate) fp: u32,
+    /// The seeded hash, which also seeds the relocation walk.
+    pub(crate) seeded: u64,
+}
+
+/// The classic derivation (FORMAT.md §2.1): a seeded hash's buckets in a table of
+/// `num_buckets` buckets, and its fingerprint of `fp_bits` bits.
+#[inline(always)]
+pub(crate) fn locate(seeded: u64, num_buckets: u64, fp_bits: u32) -> Slot {
+    let i1 = first_bucket(seeded, num_buckets);
+    let fp = fingerprint(seeded, fp_bits);
+    Slot {
+        i1,
+        i2: alt_bucket(i1, fp, num_buckets),
+        fp,
+        seeded,
+    }
+}
+
 /// The derivation of a *stretch* level (FORMAT.md §2.2): a level that grows one bucket at a
 /// time (linear hashing), whose entries keep the hash bits that later address bits come from.
 ///

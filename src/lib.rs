@@ -82,6 +82,7 @@ mod error;
 mod filter;
 mod format;
 mod hash;
+mod level;
 mod mmap;
 mod persist;
 mod prefetch;

@@ -15,7 +15,8 @@
 //! level's share of the target.
 
 use crate::error::Result;
-use crate::hash::stretch::{self, PRECISION_SCALE, Slots};
+use crate::hash::stretch::{self, Slots};
+use crate::level::{Counts, bound_scale, fpr_bound, weight};
 use crate::table::raw::Region;
 use crate::table::{Codec, Geometry, TableBuf, with_codec};
 use crate::view::FilterRef;
@@ -185,12 +186,6 @@ impl Saturated {
             .copied()
             .filter(move |&r| !known && r != h && Saturated::pair(r, &geo) == pair)
     }
-}
-
-/// `2^(60 − t)`: one entry of precision `t` in the precision sum.
-#[inline]
-pub(crate) const fn weight(t: u32) -> u64 {
-    1 << (PRECISION_SCALE - t)
 }
 
 impl StretchLevel {
@@ -563,12 +558,11 @@ impl StretchLevel {
         self.split_log.clear();
     }
 
-    /// Undoes the logged splits, newest first.
-    pub(crate) fn undo_splits(&mut self) -> Result<()> {
+    /// Undoes the logged splits, newest first. It cannot fail.
+    pub(crate) fn undo_splits(&mut self) {
         while let Some(undo) = self.split_log.pop() {
-            self.unsplit(undo)?;
+            self.unsplit(undo);
         }
-        Ok(())
     }
 
     /// Splits the next bucket (linear hashing): the level has one bucket more. Each entry of
@@ -577,6 +571,7 @@ impl StretchLevel {
     /// grow.
     pub(crate) fn split(&mut self) -> Result<Unsplit> {
         let m = self.geo.num_buckets();
+        let old_geo = self.geo;
         let grown = self.geo.with_buckets(m + 1)?;
         if grown.table_bytes() != self.geo.table_bytes() {
             self.table.resize(grown.table_bytes())?;
@@ -618,29 +613,33 @@ impl StretchLevel {
             self.room.set(high, nh < b);
             before
         });
-        Ok(Unsplit { bucket, entries })
+        Ok(Unsplit {
+            bucket,
+            entries,
+            geo: old_geo,
+        })
     }
 
     /// Undoes the last [`split`](Self::split), which `undo` came from: the bytes and counts
     /// are again exactly what they were before it.
-    pub(crate) fn unsplit(&mut self, undo: Unsplit) -> Result<()> {
+    pub(crate) fn unsplit(&mut self, undo: Unsplit) {
+        // The geometry first (the one the split started from, kept in `undo`: nothing to
+        // derive, so nothing can fail), then the bytes; shrinking the table cannot fail.
         let m = self.geo.num_buckets();
-        let shrunk = self.geo.with_buckets(m - 1)?;
+        let shrunk = undo.geo;
+        debug_assert_eq!(shrunk.num_buckets() + 1, m);
+        self.geo = shrunk;
         let before = shrunk.split();
         let t = self.table.bytes_mut();
         let b = shrunk.bucket_size() as usize;
-        with_codec!(self.geo.layout(), c => {
+        with_codec!(shrunk.layout(), c => {
             c.store_all(t, m - 1, &[0; 8]);
             c.store_all(t, before.s, &undo.bucket);
         });
-        if shrunk.table_bytes() != self.geo.table_bytes() {
-            self.table.resize(shrunk.table_bytes())?;
-        }
-        self.geo = shrunk;
+        self.table.shrink(shrunk.table_bytes());
         self.room.resize(m - 1);
         self.room.set(before.s, undo.bucket[..b].contains(&0));
         self.entries = undo.entries;
-        Ok(())
     }
 
     /// The key's matches in its two buckets: how many, and the most precise one (bucket,
@@ -692,6 +691,8 @@ impl StretchLevel {
 pub(crate) struct Unsplit {
     bucket: crate::table::codec::Slots,
     entries: u64,
+    /// The level's geometry before the split.
+    geo: Geometry,
 }
 
 /// Why a level did not take a key; the level is exactly as it was.
@@ -912,59 +913,11 @@ fn on_path(nodes: &[Node], mut at: usize, bucket: u64) -> bool {
     }
 }
 
-/// A stretch level's counts, as persisted (FORMAT.md §5.1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub(crate) struct Counts {
-    pub(crate) keys: u64,
-    pub(crate) entries: u64,
-    pub(crate) precision: u64,
-}
-
-/// `2 · 2^−c · precision · 2^−60`, at most 1.
-pub(crate) fn fpr_bound(core_bits: u32, precision: u64) -> f64 {
-    (precision as f64 * bound_scale(core_bits)).min(1.0)
-}
-
-/// `2^(1 − c − 60)`: what one unit of the precision sum adds to the bound.
-fn bound_scale(core_bits: u32) -> f64 {
-    2f64.powi(1 - core_bits as i32 - PRECISION_SCALE as i32)
-}
-
-/// Scans a stretch level's region: every slot empty or a valid entry, and the level's counts
-/// (occupied slots, precision sum; `keys` is left 0, the bytes do not tell it). Used when a
-/// file is verified.
-pub(crate) fn scan(geo: &Geometry, region: &[u8]) -> std::result::Result<Counts, String> {
-    let slots = geo.stretch_slots().ok_or("not a stretch level")?;
-    let split = geo.split();
-    let b = geo.bucket_size() as usize;
-    let mut counts = Counts::default();
-    with_codec!(geo.layout(), c => {
-        for j in 0..geo.num_buckets() {
-            let entries = c.read(region, j);
-            for &v in &entries[..b] {
-                if v == 0 {
-                    continue;
-                }
-                if !slots.valid(v) {
-                    return Err(format!("bucket {j} holds {v:#x}, an entry without a marker"));
-                }
-                counts.entries += 1;
-                let t = split.address_len(j) + slots.len(v);
-                counts.precision = counts
-                    .precision
-                    .checked_add(weight(t))
-                    .ok_or("the precision sum overflows")?;
-            }
-        }
-        Ok::<(), String>(())
-    })?;
-    Ok(counts)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::hash::{KeyHash, SplitMix64, seeded};
+    use crate::level::scan;
     use crate::table::Encoding;
     use std::collections::HashSet;
 
@@ -1082,7 +1035,7 @@ mod tests {
             }
             assert!(f.entries() > 18, "{e:?}: no entry was duplicated");
             while let Some((before, undo)) = history.pop() {
-                f.unsplit(undo).unwrap();
+                f.unsplit(undo);
                 assert_eq!(f, before, "{e:?}");
                 assert_eq!(f.room, before.room, "{e:?}");
             }

@@ -1,7 +1,5 @@
 //! `FilterRef`: the borrowed, read-only view every lookup path ends in.
 
-use crate::error::Result;
-use crate::format::decode;
 use crate::hash::{self, KeyHash};
 use crate::table::raw::Region;
 use crate::table::{Codec, Encoding, Geometry, kernel, with_codec};
@@ -54,15 +52,7 @@ fn wrong_length(found: usize, expected: usize) -> ! {
     panic!("a view of {found} bytes for a table of {expected} bytes")
 }
 
-/// Where a key lives: its two candidate buckets and its fingerprint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub(crate) struct Slot {
-    pub(crate) i1: u64,
-    pub(crate) i2: u64,
-    pub(crate) fp: u32,
-    /// The seeded hash, which also seeds the relocation walk.
-    pub(crate) seeded: u64,
-}
+pub(crate) use crate::hash::Slot;
 
 /// `n` as a `usize`, or `usize::MAX` where it does not fit (above 2^32 on a 32-bit target):
 /// the public counts, kept as `u64`, saturate rather than wrap when they are handed out.
@@ -80,15 +70,7 @@ pub(crate) fn locate(geo: &Geometry, seed: u64, h: KeyHash) -> Slot {
 /// [`locate`] from the seeded hash.
 #[inline]
 pub(crate) fn locate_seeded(geo: &Geometry, seeded: u64) -> Slot {
-    let m = geo.num_buckets();
-    let i1 = hash::first_bucket(seeded, m);
-    let fp = hash::fingerprint(seeded, geo.fp_bits());
-    Slot {
-        i1,
-        i2: hash::alt_bucket(i1, fp, m),
-        fp,
-        seeded,
-    }
+    hash::locate(seeded, geo.num_buckets(), geo.fp_bits())
 }
 
 impl<'a> FilterRef<'a> {
@@ -173,63 +155,6 @@ impl<'a> FilterRef<'a> {
                 (p.i1, p.i2)
             }
         }
-    }
-
-    /// A view over the bytes of a single-filter file (FORMAT.md) — a filter block inside an
-    /// SSTable, say — checked completely first: header, every field, every checksum. The
-    /// slice may start at any address. Lookups then read the bucket region in place.
-    ///
-    /// A file holding a growable chain of several levels gives [`Error::Growable`](crate::Error::Growable); open it
-    /// with [`MappedFilter`](crate::MappedFilter).
-    ///
-    /// ```
-    /// use cuckoo_sst::{CuckooFilter, FilterRef};
-    /// let mut f = CuckooFilter::with_capacity(100);
-    /// f.insert(b"k")?;
-    /// let mut block = vec![0u8; 3]; // an SSTable block, at an odd offset
-    /// f.write_to(&mut block)?;
-    /// let view = FilterRef::from_bytes(&block[3..])?;
-    /// assert!(view.contains(b"k"));
-    /// # Ok::<(), cuckoo_sst::Error>(())
-    /// ```
-    pub fn from_bytes(bytes: &'a [u8]) -> Result<FilterRef<'a>> {
-        let (meta, level) = decode::parse_single(bytes)?;
-        Ok(FilterRef::new(
-            level.geo,
-            meta.seed,
-            level.len,
-            &bytes[level.region()],
-        ))
-    }
-
-    /// A view over the bytes of a single-filter file **that the caller has already verified**
-    /// — a block whose own checksum its SSTable reader checked when it loaded it: only the
-    /// header and the level table are checked (FORMAT.md §7 steps 1–6, microseconds), not the
-    /// checksums of the buckets.
-    ///
-    /// Bytes damaged since the caller checked them give wrong answers, false negatives
-    /// included: use [`from_bytes`](Self::from_bytes) (which checks every byte) or
-    /// [`MappedFilter::from_shared`](crate::MappedFilter::from_shared) (which checks chunks
-    /// as lookups touch them) unless the bytes really were checked. Memory safety does not
-    /// depend on it: any bytes are read safely.
-    ///
-    /// ```
-    /// use cuckoo_sst::{CuckooFilter, FilterRef};
-    /// let mut f = CuckooFilter::with_capacity(100);
-    /// f.insert(b"k")?;
-    /// let block = f.to_bytes(); // its integrity checked by the caller's own block checksum
-    /// assert!(FilterRef::from_bytes_assume_verified(&block)?.contains(b"k"));
-    /// # Ok::<(), cuckoo_sst::Error>(())
-    /// ```
-    pub fn from_bytes_assume_verified(bytes: &'a [u8]) -> Result<FilterRef<'a>> {
-        let meta = decode::parse_trusting_regions(bytes)?;
-        let level = decode::single_level(&meta)?;
-        Ok(FilterRef::new(
-            level.geo,
-            meta.seed,
-            level.len,
-            &bytes[level.region()],
-        ))
     }
 
     /// Whether `key` may be in the filter: `false` means certainly absent.
@@ -627,7 +552,7 @@ impl<'a> FilterRef<'a> {
     pub fn expected_fpr(&self) -> f64 {
         match self.is_stretch() {
             false => self.geo.fpr_bound(),
-            true => crate::stretch::fpr_bound(self.geo.core_bits(), self.precision),
+            true => crate::level::fpr_bound(self.geo.core_bits(), self.precision),
         }
     }
 
@@ -851,6 +776,7 @@ fn level_block<C: Codec>(
     pending: &mut [Pending],
     out: &mut [bool],
 ) {
+    debug_assert!(!v.is_stretch(), "the classic probe of a stretch level");
     for (p, &k) in pending.iter_mut().zip(keys) {
         let s = locate_seeded(&v.geo, seeded(k));
         if prefetch {
@@ -981,6 +907,7 @@ fn batch_one<C: Codec>(
     hashes: impl Iterator<Item = KeyHash>,
     out: &mut [bool],
 ) {
+    debug_assert!(!v.is_stretch(), "the classic batch of a stretch level");
     let start = |h: KeyHash| {
         let s = locate(&v.geo, v.seed, h);
         c.prefetch(v.region, s.i1);

@@ -15,7 +15,7 @@ use super::{
     FLAG_CHAIN, FileMeta, HASH_SCHEME, HEADER_CRC_OFFSET, HEADER_LEN, LEVEL_LEN, LevelMeta, MAGIC,
     OLDEST_VERSION, VERSION, checksum_table_len, chunks_in,
 };
-use crate::config::{MAX_GROWTH_FACTOR, MAX_LEVELS};
+use super::{MAX_GROWTH_FACTOR, MAX_KICKS_LIMIT, MAX_LEVELS};
 use crate::error::{Error, Result};
 use crate::table::{self, CACHE_LINE, Encoding, Geometry};
 
@@ -230,13 +230,10 @@ fn step4_header_fields(h: &ArchivedFileHeader, version: u32, actual: u64) -> Res
         ));
     }
     let max_kicks = h.max_kicks.to_native();
-    if max_kicks > crate::config::MAX_KICKS_LIMIT {
+    if max_kicks > MAX_KICKS_LIMIT {
         return Err(Error::corrupt(
             "max_kicks",
-            format!(
-                "{max_kicks} is more than {}",
-                crate::config::MAX_KICKS_LIMIT
-            ),
+            format!("{max_kicks} is more than {}", MAX_KICKS_LIMIT),
         ));
     }
     let file_len = h.file_len.to_native();
@@ -681,7 +678,7 @@ fn stretch_counts(
     keys: u64,
     precision: u64,
     field: &impl Fn(&str) -> String,
-) -> Result<crate::stretch::Counts> {
+) -> Result<crate::level::Counts> {
     if keys > entries {
         return Err(Error::corrupt(
             field("key_count"),
@@ -697,7 +694,7 @@ fn stretch_counts(
             format!("{precision} for {entries} occupied slots"),
         ));
     }
-    Ok(crate::stretch::Counts {
+    Ok(crate::level::Counts {
         keys,
         entries,
         precision,
@@ -758,7 +755,7 @@ pub(crate) fn check_contents(bytes: &[u8], meta: &FileMeta, k: usize) -> Result<
             format!("{}, but {occupied} slots are occupied", counts.entries),
         ));
     }
-    let found = crate::stretch::scan(&level.geo, region)
+    let found = crate::level::scan(&level.geo, region)
         .map_err(|reason| Error::corrupt(format!("level {k} buckets"), reason))?;
     if found.precision != counts.precision {
         return Err(Error::corrupt(

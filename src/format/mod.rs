@@ -2,10 +2,26 @@
 //! (§4, §5), the writer, and — in [`decode`] — the validating reader (§7).
 
 pub(crate) mod decode;
+mod filter_ref;
 
 use crate::table::Geometry;
 use rkyv::rend::{f64_le, u32_le, u64_le};
 use std::io::{self, Write};
+
+// The file's limits: what a reader accepts, and so what a `Config` may ask for.
+
+/// The largest accepted `max_kicks`. A failed insert walks that far and back, and keeps one
+/// 16-byte undo record per step; beyond a few thousand steps the load gained is negligible.
+pub const MAX_KICKS_LIMIT: u32 = 1 << 16;
+/// The largest growth factor accepted (from a `Config` or a file): it bounds the next level a
+/// chain allocates to 64 times the size of its newest.
+pub const MAX_GROWTH_FACTOR: f64 = 64.0;
+/// The most levels a growable filter may have (FORMAT.md §4: a file holds at most this many).
+/// Every lookup probes every level, so a chain this long is already slow; it also bounds what
+/// reading a chain costs (a hostile file of many tiny levels allocates at most about 60 KiB
+/// of per-level state). With the default tightening the widest fingerprints run out at about
+/// 60 levels anyway.
+pub const MAX_LEVELS: u32 = 128;
 
 /// FORMAT.md §4: the first eight bytes of every filter file.
 pub(crate) const MAGIC: [u8; 8] = *b"CUCKOSST";
@@ -122,7 +138,7 @@ pub(crate) struct LevelMeta {
     /// index: each level is one chunk).
     pub(crate) first_chunk: usize,
     /// A stretch level's counts (`len` is then its key count); `None` for a classic level.
-    pub(crate) stretch: Option<crate::stretch::Counts>,
+    pub(crate) stretch: Option<crate::level::Counts>,
 }
 
 impl LevelMeta {

@@ -20,7 +20,6 @@ use super::raw::Region;
 use super::semi::SemiFast;
 use super::swar::Fields;
 use super::{Codec, Geometry, Layout};
-use crate::view::locate_seeded;
 use std::arch::x86_64::*;
 
 /// The most keys one call takes (a chain's batches work in blocks of this many).
@@ -52,8 +51,8 @@ impl Default for Scratch {
 /// Ors into `out[k]` whether the level of geometry `geo` over `r` may hold the key with the
 /// seeded hash `seeded[k]` (`seeded` and `out` as long, at most [`BLOCK`]), prefetching
 /// the level's buckets first if `prefetch`. Returns `false`, and does nothing, unless the
-/// level is semi-sorted with 11 to 15-bit fingerprints, has fewer than 2^32 buckets, and the
-/// CPU has AVX2: then the caller probes it the scalar way.
+/// level is a classic one, semi-sorted with 11 to 15-bit fingerprints, with fewer than 2^32
+/// buckets, and the CPU has AVX2: then the caller probes it the scalar way.
 pub(crate) fn semi_level(
     geo: &Geometry,
     r: Region<'_>,
@@ -64,8 +63,11 @@ pub(crate) fn semi_level(
 ) -> bool {
     assert!(seeded.len() <= BLOCK && seeded.len() == out.len());
     let m = geo.num_buckets();
-    // The vector multiplications take 32-bit operands: `m` and `m / 2` must fit.
-    if m >= 1 << 32 || !std::is_x86_feature_detected!("avx2") {
+    // The vector multiplications take 32-bit operands: `m` and `m / 2` must fit. The probe
+    // derives the classic buckets and fingerprints (FORMAT.md §2.1): a stretch level, whose
+    // slots share the layouts below, is addressed otherwise and is declined here, whatever
+    // the caller checked.
+    if m >= 1 << 32 || geo.stretch_slots().is_some() || !std::is_x86_feature_detected!("avx2") {
         return false;
     }
     macro_rules! go {
@@ -248,7 +250,7 @@ fn probe<const F: u32>(
         n += (_mm256_movemask_pd(_mm256_castsi256_pd(none)) != 0b1111) as usize;
     }
     let scalar = |k: usize, out: &mut [bool]| {
-        let s = locate_seeded(geo, seeded[k]);
+        let s = crate::hash::locate(seeded[k], geo.num_buckets(), geo.fp_bits());
         out[k] |= c.contains(r, s.i1, s.i2, s.fp);
     };
     for &g in &matched[..n] {
@@ -264,7 +266,7 @@ fn probe<const F: u32>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hash::{self, SplitMix64};
+    use crate::hash::{self, KeyHash, SplitMix64};
     use crate::table::{Encoding, Geometry, TableBuf};
 
     /// [`semi_level`] with a scratch of its own.
@@ -485,5 +487,33 @@ mod tests {
         let huge = Geometry::new(1 << 32, 4, 12, Encoding::SemiSorted).unwrap();
         assert!(!level(&huge, r, &seeded, &mut out, false));
         assert_eq!(out, [false; 4]);
+    }
+
+    /// A stretch level in a layout the probe takes (semi-sorted, 11 to 15-bit slots) is
+    /// declined by the probe itself: it derives classic buckets, and a stretch level's keys
+    /// live elsewhere. Its table here is full of one value, which the classic probe would
+    /// find for any key whose fingerprint it is.
+    #[test]
+    fn stretch_levels_are_declined() {
+        for w in 11..=15 {
+            let g = Geometry::stretch(64, 4, w, Encoding::SemiSorted, 5).unwrap();
+            let classic = Geometry::new(64, 4, w, Encoding::SemiSorted).unwrap();
+            assert_eq!(g.layout(), classic.layout(), "w={w}: the same codec");
+            let mut buf = TableBuf::zeroed(g.table_bytes()).unwrap();
+            let seeded: Vec<u64> = (0..8).map(|i| hash::seeded(KeyHash::of(&[i]), 0)).collect();
+            let fp = hash::locate(seeded[0], 64, w).fp;
+            for i in 0..64 {
+                g.layout().store(buf.bytes_mut(), i, 0, &[fp; 8]);
+            }
+            let r = Region::new(buf.bytes(), &g).unwrap();
+            let mut out = [false; 8];
+            assert!(!level(&g, r, &seeded, &mut out, true), "w={w}");
+            assert_eq!(out, [false; 8], "w={w}: nothing written");
+            if avx2() {
+                // The same bytes as a classic level are taken, and the key is found.
+                assert!(level(&classic, r, &seeded, &mut out, true));
+                assert!(out[0]);
+            }
+        }
     }
 }

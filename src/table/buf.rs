@@ -52,12 +52,33 @@ impl TableBuf {
         Ok(TableBuf(Store::Heap(v)))
     }
 
+    /// Shrinks the buffer to `bytes` bytes (a multiple of 64, at most its length): the bytes
+    /// past it are dropped (zeroed, on a map, for a later growth). It cannot fail: nothing is
+    /// allocated.
+    pub(crate) fn shrink(&mut self, bytes: usize) {
+        debug_assert_eq!(bytes % CACHE_LINE, 0);
+        match &mut self.0 {
+            Store::Heap(v) => v.truncate(bytes / CACHE_LINE),
+            #[cfg(target_os = "linux")]
+            Store::Map { map, len } => {
+                if bytes < *len {
+                    map[bytes..*len].fill(0);
+                    *len = bytes;
+                }
+            }
+        }
+    }
+
     /// Grows (or shrinks) the buffer to `bytes` bytes (a multiple of 64), new bytes zero;
     /// `OutOfMemory` instead of an abort. Growth reserves ahead geometrically, so a level
     /// growing a bucket at a time reallocates a logarithmic number of times; past
     /// [`MAP_FROM`] (on Linux) a reallocation moves pages, not bytes.
     pub(crate) fn resize(&mut self, bytes: usize) -> Result<()> {
         debug_assert_eq!(bytes % CACHE_LINE, 0);
+        if bytes <= self.bytes().len() {
+            self.shrink(bytes);
+            return Ok(());
+        }
         let oom = || Error::OutOfMemory {
             bytes: bytes as u64,
         };
@@ -81,9 +102,7 @@ impl TableBuf {
             }
             #[cfg(target_os = "linux")]
             Store::Map { map, len } => {
-                if bytes < *len {
-                    map[bytes..*len].fill(0);
-                } else if bytes > map.len() {
+                if bytes > map.len() {
                     let ahead = bytes.max(map.len() + map.len() / 2);
                     // SAFETY: the map is anonymous and private, so no file lies behind it
                     // (memmap2's reason for `unsafe`): every byte of the larger map is backed,
