@@ -154,6 +154,18 @@ impl Error {
         }
     }
 
+    /// A `Corrupt` error whose reason names the step of FORMAT.md §7 that found it (where
+    /// two checks share a field); other errors unchanged.
+    pub(crate) fn at_step(self, step: &str) -> Self {
+        match self {
+            Error::Corrupt { field, reason } => Error::Corrupt {
+                field,
+                reason: format!("{reason} (§7 step {step})"),
+            },
+            other => other,
+        }
+    }
+
     /// A copy of the error, to report a damage found once to every caller that asks (the
     /// `io::Error` of an `Io` error cannot be copied: its kind and message are).
     pub(crate) fn duplicate(&self) -> Error {

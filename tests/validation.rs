@@ -1537,3 +1537,92 @@ fn a_chain_layout_no_level_can_have_is_refused() {
         }
     }
 }
+
+/// Where two checks of FORMAT.md §7 share a field, the error's reason names the step that
+/// failed, so a reader can tell which check it was: one case per step, each through the
+/// single-filter reader (the file re-signed after the patch).
+#[test]
+fn checks_that_share_a_field_name_their_step() {
+    let good = plain_file();
+    let cases: Vec<(&str, Patch, &str, &str)> = vec![
+        (
+            "level_count 0",
+            |b| put_u32(b, 24, 0),
+            "level_count",
+            "step 4.5",
+        ),
+        (
+            "level_count 128",
+            |b| put_u32(b, 24, 128),
+            "level_count",
+            "step 4.7",
+        ),
+        (
+            "level_count 2",
+            |b| put_u32(b, 24, 2),
+            "level_count",
+            "step 4.10",
+        ),
+        (
+            "target_fpr 0",
+            |b| put_u64(b, 48, 0),
+            "target_fpr",
+            "step 4.9",
+        ),
+        (
+            "level target_fpr 0",
+            |b| put_u64(b, 168, 0),
+            "level 0 target_fpr",
+            "step 6.8",
+        ),
+        (
+            "level target_fpr differs",
+            |b| put_u64(b, 168, 0.5f64.to_bits()),
+            "target_fpr",
+            "step 6, a single filter's level",
+        ),
+        (
+            "region_len shorter",
+            |b| put_u64(b, 136, 128),
+            "level 0 region_len",
+            "step 6.5",
+        ),
+        (
+            "item_count above slots",
+            |b| put_u64(b, 152, 1 << 20),
+            "level 0 item_count",
+            "step 6.7",
+        ),
+        (
+            "item_count one too few",
+            |b| put_u64(b, 88, 29),
+            "item_count",
+            "step 6, the sum",
+        ),
+    ];
+    for (what, patch, field, step) in cases {
+        let mut bad = good.clone();
+        patch(&mut bad);
+        resign(&mut bad);
+        match FilterRef::from_bytes(&bad) {
+            Err(cuckoo_sst::Error::Corrupt { field: f, reason }) => {
+                assert_eq!(f, field, "{what}");
+                assert!(reason.contains(&format!("(§7 {step}")), "{what}: {reason}");
+            }
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+    // Step 8, with the level: the occupied slots differ from a level's item_count (the
+    // header's sum changed with it, so steps 1–7 pass).
+    let mut bad = good.clone();
+    put_u64(&mut bad, 152, 29);
+    put_u64(&mut bad, 88, 29);
+    resign(&mut bad);
+    match FilterRef::from_bytes(&bad) {
+        Err(cuckoo_sst::Error::Corrupt { field, reason }) => {
+            assert_eq!(field, "level 0 item_count");
+            assert!(reason.contains("(§7 step 8, level 0)"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

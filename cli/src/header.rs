@@ -43,6 +43,8 @@ pub struct Level {
     pub encoding: u8,
     /// Version 3: 0 for a classic level, the core width of a stretch level.
     pub core_bits: u8,
+    /// Version 3, a stretch level: its precision sum (FORMAT.md §5.1); otherwise 0.
+    pub precision: u64,
 }
 
 struct Reader<'a>(&'a [u8]);
@@ -144,6 +146,7 @@ impl Header {
                     fingerprint_bits: r.u8(l("fingerprint_bits"))?,
                     encoding: r.u8(l("encoding"))?,
                     core_bits: r.u8(l("core_bits"))?,
+                    precision: r.u64(l("precision"))?,
                 })
             })
             .collect::<Option<Vec<_>>>()?;
@@ -250,8 +253,27 @@ impl Level {
         self.item_count as f64 / (self.num_buckets as f64 * self.bucket_size as f64)
     }
 
+    /// The level's false-positive bound: FORMAT.md §5 for a classic level (both buckets
+    /// full), §5.1 for a stretch level (from its precision sum).
+    pub fn expected_fpr(&self) -> f64 {
+        if self.is_stretch() {
+            let scale = 2f64.powi(1 - self.core_bits as i32 - 60);
+            return (self.precision as f64 * scale).min(1.0);
+        }
+        let values = 2f64.powi(self.fingerprint_bits as i32) - 1.0;
+        1.0 - (1.0 - 1.0 / values).powi(2 * self.bucket_size as i32)
+    }
+
+    /// The level's descriptor under FORMAT.md §5's names (`capacity` for a classic level,
+    /// `key_count` for a stretch one, the other null), and what is derived from it.
     pub fn json(&self, k: usize) -> Value {
         json!({
+            "item_count": self.item_count,
+            "key_count": self.is_stretch().then_some(self.capacity),
+            "core_bits": self.core_bits,
+            "precision": self.precision,
+            "region_len": self.region_len,
+            "expected_fpr": self.expected_fpr(),
             "level": k,
             "layout": self.layout(),
             "encoding": self.encoding_name(),

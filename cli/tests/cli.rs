@@ -655,6 +655,19 @@ fn growable_and_layout_options_reach_the_file() {
     let l = &levels[0];
     assert_eq!(l["items"], 300_000);
     assert!(l["capacity"].is_null(), "{l:?}");
+    // FORMAT.md §5's fields under their names: a stretch level's key count, occupied slots
+    // (splits may copy an entry), core and precision sum, whose bound (§5.1) is the level's.
+    assert_eq!(l["key_count"], 300_000);
+    assert!(l["item_count"].as_u64().unwrap() >= 300_000, "{l:?}");
+    assert_eq!(l["core_bits"], 5);
+    assert_eq!(l["region_len"], l["region_bytes"]);
+    let precision = l["precision"].as_u64().unwrap() as f64;
+    let bound = precision * 2f64.powi(1 - 5 - 60);
+    assert_eq!(l["expected_fpr"].as_f64().unwrap(), bound);
+    assert!(
+        bound > 0.0 && bound <= l["target_fpr"].as_f64().unwrap(),
+        "{l:?}"
+    );
     let slots = l["num_buckets"].as_u64().unwrap() * l["bucket_size"].as_u64().unwrap();
     assert!(slots as f64 * 0.9 >= 300_000.0, "{l:?}");
     assert!(v["expected_fpr"].as_f64().unwrap() <= 0.001);
@@ -704,8 +717,26 @@ fn growable_and_layout_options_reach_the_file() {
     );
     let v: serde_json::Value =
         serde_json::from_str(&run(&["info", &plain, "--json"], b"").stdout).unwrap();
-    assert_eq!(v["levels"][0]["encoding"], "plain");
+    let l = &v["levels"][0];
+    assert_eq!(l["encoding"], "plain");
     assert_eq!(v["seed"], 5);
+    // A classic level: `capacity`, no `key_count`, no core or precision, and FORMAT.md §5's
+    // bound for full buckets of f-bit fingerprints.
+    assert_eq!(
+        (l["core_bits"].as_u64(), l["precision"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert!(
+        l["key_count"].is_null() && l["capacity"].as_u64().is_some(),
+        "{l:?}"
+    );
+    assert_eq!(l["item_count"], 10_000);
+    let (f, b) = (
+        l["fingerprint_bits"].as_u64().unwrap(),
+        l["bucket_size"].as_u64().unwrap(),
+    );
+    let bound = 1.0 - (1.0 - 1.0 / (2f64.powi(f as i32) - 1.0)).powi(2 * b as i32);
+    assert_eq!(l["expected_fpr"].as_f64().unwrap(), bound);
     assert_eq!(v["growable"], false);
 
     let b = run(

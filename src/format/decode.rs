@@ -70,6 +70,11 @@ fn overflow(field: &str) -> Error {
     Error::corrupt(field, "the value overflows")
 }
 
+/// [`overflow`] in a check that shares its field with another: the reason names the step.
+fn overflow_at(field: &str, step: &str) -> Error {
+    Error::corrupt(field, format!("the value overflows (§7 step {step})"))
+}
+
 /// FORMAT.md §7 steps 1–7 on the whole file `bytes`: header, level table, checksum table, and
 /// the consistency of every field. Reads the header, the level table and the checksum table
 /// (`128 + 64·levels + 4·chunks` bytes), whatever the regions' size. Each step is one function.
@@ -226,7 +231,7 @@ fn step4_header_fields(h: &ArchivedFileHeader, version: u32, actual: u64) -> Res
     if level_count == 0 || level_count > MAX_LEVELS {
         return Err(Error::corrupt(
             "level_count",
-            format!("{level_count}: a file holds 1 to {MAX_LEVELS} levels"),
+            format!("{level_count}: a file holds 1 to {MAX_LEVELS} levels (§7 step 4.5)"),
         ));
     }
     let max_kicks = h.max_kicks.to_native();
@@ -240,20 +245,21 @@ fn step4_header_fields(h: &ArchivedFileHeader, version: u32, actual: u64) -> Res
     let table_end = (level_count as u64)
         .checked_mul(LEVEL_LEN as u64)
         .and_then(|t| t.checked_add(HEADER_LEN as u64))
-        .ok_or_else(|| overflow("level_count"))?;
+        .ok_or_else(|| overflow_at("level_count", "4.7"))?;
     // Every level takes its descriptor and a bucket region of at least one cache line, so a
     // level count that claims more than the file can hold is refused before anything is
     // allocated per level.
     let least = (level_count as u64)
         .checked_mul(CACHE_LINE as u64)
         .and_then(|r| r.checked_add(table_end))
-        .ok_or_else(|| overflow("level_count"))?;
+        .ok_or_else(|| overflow_at("level_count", "4.7"))?;
     if least > file_len {
         return Err(Error::corrupt(
             "level_count",
             format!(
-                "{level_count} levels do not fit in a file of {file_len} bytes (each takes \
-                 {LEVEL_LEN} bytes of level table and at least {CACHE_LINE} of buckets)"
+                "{level_count} levels do not fit in a file of {file_len} bytes: each takes \
+                 {LEVEL_LEN} bytes of level table and at least {CACHE_LINE} of buckets (§7 step \
+                 4.7)"
             ),
         ));
     }
@@ -270,7 +276,7 @@ fn step4_header_fields(h: &ArchivedFileHeader, version: u32, actual: u64) -> Res
         });
     }
     let target_fpr = h.target_fpr.to_native();
-    check_rate(|| "target_fpr".into(), target_fpr)?;
+    check_rate(|| "target_fpr".into(), target_fpr).map_err(|e| e.at_step("4.9"))?;
     let chain = chain_fields(h, flags, level_count)?;
     let coverage = if version == 1 {
         Coverage::Regions
@@ -314,7 +320,9 @@ fn chunk_fields(
     if count < level_count as u64 {
         return Err(Error::corrupt(
             "chunk_count",
-            format!("{count} chunks for {level_count} levels (each has at least one)"),
+            format!(
+                "{count} chunks for {level_count} levels: each has at least one (§7 step 4.11)"
+            ),
         ));
     }
     let entries = count
@@ -329,15 +337,16 @@ fn chunk_fields(
         return Err(Error::corrupt(
             "chunk_count",
             format!(
-                "{count} chunks do not fit in a file of {file_len} bytes (each takes \
-                 {CHECKSUM_LEN} bytes of checksum table and at least {CACHE_LINE} of buckets)"
+                "{count} chunks do not fit in a file of {file_len} bytes: each takes \
+                 {CHECKSUM_LEN} bytes of checksum table and at least {CACHE_LINE} of buckets \
+                 (§7 step 4.11)"
             ),
         ));
     }
     Ok(Coverage::Chunks {
         shift,
-        count: usize::try_from(count).map_err(|_| overflow("chunk_count"))?,
-        table: usize::try_from(table_end).map_err(|_| overflow("level_count"))?,
+        count: usize::try_from(count).map_err(|_| overflow_at("chunk_count", "4.11"))?,
+        table: usize::try_from(table_end).map_err(|_| overflow_at("level_count", "4.7"))?,
     })
 }
 
@@ -356,7 +365,7 @@ fn chain_fields(
         if level_count != 1 {
             return Err(Error::corrupt(
                 "level_count",
-                format!("{level_count} levels in a file without the chain flag"),
+                format!("{level_count} levels in a file without the chain flag (§7 step 4.10)"),
             ));
         }
         if growth_factor.to_bits() != 0
@@ -435,10 +444,11 @@ fn step5_level_table<'a>(
     h: &ArchivedFileHeader,
     header: &Header,
 ) -> Result<&'a [u8]> {
-    let table_end = usize::try_from(header.table_end).map_err(|_| overflow("level_count"))?;
+    let table_end =
+        usize::try_from(header.table_end).map_err(|_| overflow_at("level_count", "5"))?;
     let level_table = bytes
         .get(HEADER_LEN..table_end)
-        .ok_or_else(|| overflow("level_count"))?;
+        .ok_or_else(|| overflow_at("level_count", "5"))?;
     check_crc(
         || "level table".into(),
         h.levels_crc.to_native(),
@@ -459,25 +469,25 @@ fn step6_levels(level_table: &[u8], header: &Header) -> Result<Vec<LevelMeta>> {
         let level = parse_level(k, desc, offset, header, chunks)?;
         offset = offset
             .checked_add(level.geo.table_bytes() as u64)
-            .ok_or_else(|| overflow("region_len"))?;
+            .ok_or_else(|| overflow_at("region_len", "6.9"))?;
         if offset > header.file_len {
             return Err(Error::corrupt(
                 format!("level {k} region_len"),
                 format!(
-                    "the region ends at {offset}, past the end of the file ({})",
+                    "the region ends at {offset}, past the end of the file ({}; §7 step 6.9)",
                     header.file_len
                 ),
             ));
         }
         items = items
             .checked_add(level.len)
-            .ok_or_else(|| overflow("item_count"))?;
+            .ok_or_else(|| overflow_at("item_count", "6, the sum"))?;
         chunks = chunks
             .checked_add(match header.coverage {
                 Coverage::Regions => 1,
                 Coverage::Chunks { shift, .. } => chunks_in(level.geo.table_bytes(), shift),
             })
-            .ok_or_else(|| overflow("chunk_count"))?;
+            .ok_or_else(|| overflow_at("chunk_count", "6, the sum"))?;
         levels.push(level);
     }
     if let Coverage::Chunks { count, .. } = header.coverage
@@ -485,7 +495,7 @@ fn step6_levels(level_table: &[u8], header: &Header) -> Result<Vec<LevelMeta>> {
     {
         return Err(Error::corrupt(
             "chunk_count",
-            format!("{count}, but the regions have {chunks} chunks"),
+            format!("{count}, but the regions have {chunks} chunks (§7 step 6, the sum)"),
         ));
     }
     if offset != header.file_len {
@@ -504,7 +514,7 @@ fn step6_levels(level_table: &[u8], header: &Header) -> Result<Vec<LevelMeta>> {
         return Err(Error::corrupt(
             "target_fpr",
             format!(
-                "{}, but the filter's level says {}",
+                "{}, but the filter's level says {} (§7 step 6, a single filter's level)",
                 header.target_fpr, level.target_fpr
             ),
         ));
@@ -512,7 +522,10 @@ fn step6_levels(level_table: &[u8], header: &Header) -> Result<Vec<LevelMeta>> {
     if items != header.item_count {
         return Err(Error::corrupt(
             "item_count",
-            format!("{}, but the levels hold {items}", header.item_count),
+            format!(
+                "{}, but the levels hold {items} (§7 step 6, the sum)",
+                header.item_count
+            ),
         ));
     }
     Ok(levels)
@@ -608,7 +621,7 @@ fn parse_level(
         return Err(Error::corrupt(
             field("region_len"),
             format!(
-                "{region_len}, but the level's buckets take {}",
+                "{region_len}, but the level's buckets take {} (§7 step 6.5)",
                 geo.table_bytes()
             ),
         ));
@@ -624,7 +637,7 @@ fn parse_level(
     if len > geo.slots() {
         return Err(Error::corrupt(
             field("item_count"),
-            format!("{len} items in {} slots", geo.slots()),
+            format!("{len} items in {} slots (§7 step 6.7)", geo.slots()),
         ));
     }
     // A level is sized for fewer items than it has slots. This also bounds what a chain grown
@@ -642,7 +655,7 @@ fn parse_level(
         _ => Some(stretch_counts(&geo, len, capacity, precision, &field)?),
     };
     let target_fpr = d.target_fpr.to_native();
-    check_rate(|| field("target_fpr"), target_fpr)?;
+    check_rate(|| field("target_fpr"), target_fpr).map_err(|e| e.at_step("6.8"))?;
     // A stretch level's target is the share of the chain's target it may grow to (a chain read
     // from the file grows its newest level while the level's bound stays within it): a share
     // is a fraction of the chain's target, never more. A classic level's is informative (it
@@ -652,7 +665,7 @@ fn parse_level(
             field("target_fpr"),
             format!(
                 "{target_fpr} is more than the chain's target_fpr {}: a level's share is a \
-                 fraction of it",
+                 fraction of it (§7 step 6.8)",
                 header.target_fpr
             ),
         ));
@@ -691,7 +704,7 @@ fn stretch_counts(
     if precision > most || (precision == 0) != (entries == 0) {
         return Err(Error::corrupt(
             field("precision"),
-            format!("{precision} for {entries} occupied slots"),
+            format!("{precision} for {entries} occupied slots (§7 step 6.7)"),
         ));
     }
     Ok(crate::level::Counts {
@@ -744,7 +757,10 @@ pub(crate) fn check_contents(bytes: &[u8], meta: &FileMeta, k: usize) -> Result<
         if occupied != level.len {
             return Err(Error::corrupt(
                 format!("level {k} item_count"),
-                format!("{}, but {occupied} slots are occupied", level.len),
+                format!(
+                    "{}, but {occupied} slots are occupied (§7 step 8, level {k})",
+                    level.len
+                ),
             ));
         }
         return Ok(());
@@ -752,7 +768,10 @@ pub(crate) fn check_contents(bytes: &[u8], meta: &FileMeta, k: usize) -> Result<
     if occupied != counts.entries {
         return Err(Error::corrupt(
             format!("level {k} item_count"),
-            format!("{}, but {occupied} slots are occupied", counts.entries),
+            format!(
+                "{}, but {occupied} slots are occupied (§7 step 8, level {k})",
+                counts.entries
+            ),
         ));
     }
     let found = crate::level::scan(&level.geo, region)
@@ -761,7 +780,7 @@ pub(crate) fn check_contents(bytes: &[u8], meta: &FileMeta, k: usize) -> Result<
         return Err(Error::corrupt(
             format!("level {k} precision"),
             format!(
-                "{}, but the entries' precisions add up to {}",
+                "{}, but the entries' precisions add up to {} (§7 step 8, level {k})",
                 counts.precision, found.precision
             ),
         ));
