@@ -152,7 +152,7 @@ type Run<'a> = &'a dyn Fn(&[[u8; 16]]) -> usize;
 /// `PROBES` keys of `keys`, in the order a0 b0 b1 a1, reversed in every other round; prints each
 /// build's median rate (million lookups per second, a round's rate over its two copies) and the
 /// ratio of the medians.
-fn compare(name: &str, rounds: usize, keys: &[[u8; 16]], a: [Run<'_>; 2], b: [Run<'_>; 2]) {
+fn compare(name: &str, rounds: usize, keys: &[[u8; 16]], (a, b): ([Run<'_>; 2], [Run<'_>; 2])) {
     let mut at = 0;
     let mut window = || {
         at = (at + PROBES) % POOL;
@@ -198,6 +198,17 @@ fn compare(name: &str, rounds: usize, keys: &[[u8; 16]], a: [Run<'_>; 2], b: [Ru
     );
 }
 
+/// The runs of a case for each build's two copies: `both!(single, fa, fb)` times
+/// `base::single` over `fa[0]` and `fa[1]`, `head::single` over `fb[0]` and `fb[1]`.
+macro_rules! both {
+    ($f:ident, $a:expr, $b:expr) => {
+        (
+            [&|k| base::$f(&$a[0], k), &|k| base::$f(&$a[1], k)],
+            [&|k| head::$f(&$b[0], k), &|k| head::$f(&$b[1], k)],
+        )
+    };
+}
+
 /// Each build's two copies of a structure, made in the order base, head, head, base, so that
 /// where in memory a copy lands (the allocator's state changes as filters are built) favours
 /// neither build.
@@ -223,27 +234,14 @@ fn main() {
     let absent = pool(n, n, 0);
     let present = pool(0, n, 1);
     let (fa, fb) = abba(|| base::filter(0, n), || head::filter(0, n));
-    compare(
-        "1M absent, single",
-        rounds,
-        &absent,
-        [&|k| base::single(&fa[0], k), &|k| base::single(&fa[1], k)],
-        [&|k| head::single(&fb[0], k), &|k| head::single(&fb[1], k)],
-    );
+    compare("1M absent, single", rounds, &absent, both!(single, fa, fb));
     compare(
         "1M present, single",
         rounds,
         &present,
-        [&|k| base::single(&fa[0], k), &|k| base::single(&fa[1], k)],
-        [&|k| head::single(&fb[0], k), &|k| head::single(&fb[1], k)],
+        both!(single, fa, fb),
     );
-    compare(
-        "1M absent, batched",
-        rounds,
-        &absent,
-        [&|k| base::batch(&fa[0], k), &|k| base::batch(&fa[1], k)],
-        [&|k| head::batch(&fb[0], k), &|k| head::batch(&fb[1], k)],
-    );
+    compare("1M absent, batched", rounds, &absent, both!(batch, fa, fb));
     drop((fa, fb));
     // 16 tables of 1 M keys each, disjoint; the keys asked are in none of them.
     let tables = 16;
@@ -264,8 +262,7 @@ fn main() {
         "LSM-16 × 1M absent",
         rounds,
         &lsm_absent,
-        [&|k| base::lsm(&la[0], k), &|k| base::lsm(&la[1], k)],
-        [&|k| head::lsm(&lb[0], k), &|k| head::lsm(&lb[1], k)],
+        both!(lsm, la, lb),
     );
     drop((la, lb));
     #[cfg(feature = "grown")]
@@ -282,42 +279,20 @@ fn main() {
             "grown 1000× to 1M, absent, single",
             rounds,
             &absent,
-            [&|k| base::grown_single(&ga[0], k), &|k| {
-                base::grown_single(&ga[1], k)
-            }],
-            [&|k| head::grown_single(&gb[0], k), &|k| {
-                head::grown_single(&gb[1], k)
-            }],
+            both!(grown_single, ga, gb),
         );
         compare(
             "grown 1000× to 1M, absent, batched",
             rounds,
             &absent,
-            [&|k| base::grown_batch(&ga[0], k), &|k| {
-                base::grown_batch(&ga[1], k)
-            }],
-            [&|k| head::grown_batch(&gb[0], k), &|k| {
-                head::grown_batch(&gb[1], k)
-            }],
+            both!(grown_batch, ga, gb),
         );
     }
     if big {
         let n = 32_000_000;
         let absent = pool(n, n, 3);
         let (fa, fb) = abba(|| base::filter(0, n), || head::filter(0, n));
-        compare(
-            "32M absent, single",
-            rounds,
-            &absent,
-            [&|k| base::single(&fa[0], k), &|k| base::single(&fa[1], k)],
-            [&|k| head::single(&fb[0], k), &|k| head::single(&fb[1], k)],
-        );
-        compare(
-            "32M absent, batched",
-            rounds,
-            &absent,
-            [&|k| base::batch(&fa[0], k), &|k| base::batch(&fa[1], k)],
-            [&|k| head::batch(&fb[0], k), &|k| head::batch(&fb[1], k)],
-        );
+        compare("32M absent, single", rounds, &absent, both!(single, fa, fb));
+        compare("32M absent, batched", rounds, &absent, both!(batch, fa, fb));
     }
 }
