@@ -65,9 +65,9 @@ macro_rules! build {
                     .count()
             }
 
-            /// Batched lookups of keys hashed first, 1 024 at a time.
-            pub fn batch(f: &CuckooFilter, keys: &[[u8; 16]]) -> usize {
-                let v = f.as_filter_ref();
+            /// Batched lookups of keys hashed first, 1 024 at a time, by `probe` (a filter's
+            /// `contains_batch`): how many answered "maybe".
+            fn batched(keys: &[[u8; 16]], probe: impl Fn(&[KeyHash], &mut [bool])) -> usize {
                 let mut hashes = [KeyHash::of(b""); 1024];
                 let mut out = [false; 1024];
                 let mut hits = 0;
@@ -76,10 +76,16 @@ macro_rules! build {
                         *h = KeyHash::of(black_box(&k[..]));
                     }
                     let n = chunk.len();
-                    v.contains_batch(&hashes[..n], &mut out[..n]);
+                    probe(&hashes[..n], &mut out[..n]);
                     hits += out[..n].iter().filter(|&&x| x).count();
                 }
                 hits
+            }
+
+            /// Batched lookups in a single filter.
+            pub fn batch(f: &CuckooFilter, keys: &[[u8; 16]]) -> usize {
+                let v = f.as_filter_ref();
+                batched(keys, |h, out| v.contains_batch(h, out))
             }
 
             /// The LSM read: each key hashed once and asked of every filter, newest first,
@@ -115,18 +121,7 @@ macro_rules! build {
 
             #[cfg(feature = "grown")]
             pub fn grown_batch(f: &$krate::ScalableCuckooFilter, keys: &[[u8; 16]]) -> usize {
-                let mut hashes = [KeyHash::of(b""); 1024];
-                let mut out = [false; 1024];
-                let mut hits = 0;
-                for chunk in keys.chunks(1024) {
-                    for (h, k) in hashes.iter_mut().zip(chunk) {
-                        *h = KeyHash::of(black_box(&k[..]));
-                    }
-                    let n = chunk.len();
-                    f.contains_batch(&hashes[..n], &mut out[..n]);
-                    hits += out[..n].iter().filter(|&&x| x).count();
-                }
-                hits
+                batched(keys, |h, out| f.contains_batch(h, out))
             }
         }
     };
