@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::filter::CuckooFilter;
 use crate::format::{self, ChainParams, FileOut, LevelOut, decode};
 use crate::hash::{self, KeyHash};
-use crate::persist;
+use crate::persist::Persisted;
 use crate::stretch::{Refused, StretchLevel};
 use crate::table::{Encoding, Geometry, PLAIN_WIDTHS};
 use crate::view::FilterRef;
@@ -794,17 +794,6 @@ impl ScalableCuckooFilter {
         format::file_len(self.levels.iter().map(Level::table_bytes))
     }
 
-    fn with_file<R>(&self, f: impl FnOnce(&FileOut<'_>) -> R) -> R {
-        let levels: Vec<LevelOut<'_>> = self.levels.iter().map(|l| l.level_out()).collect();
-        f(&FileOut {
-            seed: self.seed,
-            max_kicks: self.max_kicks,
-            target_fpr: self.target_fpr,
-            chain: Some(self.chain),
-            levels: &levels,
-        })
-    }
-
     /// The chain's file bytes (FORMAT.md): every level, in one file.
     ///
     /// ```
@@ -815,7 +804,7 @@ impl ScalableCuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
-        self.with_file(format::to_bytes)
+        self.file_bytes()
     }
 
     /// Writes the bytes of [`to_bytes`](Self::to_bytes) to `w`.
@@ -828,8 +817,7 @@ impl ScalableCuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn write_to<W: Write>(&self, mut w: W) -> Result<()> {
-        self.with_file(|file| format::write(file, &mut w))?;
-        Ok(())
+        self.write_file(&mut w)
     }
 
     /// Saves the chain to `path`, atomically and durably, like [`CuckooFilter::save`].
@@ -850,9 +838,7 @@ impl ScalableCuckooFilter {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        persist::save_atomic(path.as_ref(), |w| {
-            self.with_file(|file| format::write(file, w))
-        })
+        self.save_file(path.as_ref())
     }
 
     /// A mutable chain from file bytes, checked completely; it can grow further with the
@@ -900,6 +886,20 @@ impl ScalableCuckooFilter {
             chain,
             seed: meta.seed,
             max_kicks: meta.max_kicks,
+        })
+    }
+}
+
+/// The chain's file: every level (FORMAT.md).
+impl Persisted for ScalableCuckooFilter {
+    fn with_file<R>(&self, f: impl FnOnce(&FileOut<'_>) -> R) -> R {
+        let levels: Vec<LevelOut<'_>> = self.levels.iter().map(|l| l.level_out()).collect();
+        f(&FileOut {
+            seed: self.seed,
+            max_kicks: self.max_kicks,
+            target_fpr: self.target_fpr,
+            chain: Some(self.chain),
+            levels: &levels,
         })
     }
 }

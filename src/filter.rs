@@ -5,9 +5,9 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::format::{self, FileMeta, FileOut, LevelMeta, LevelOut, decode};
 use crate::hash::{self, KeyHash, SplitMix64};
-use crate::persist;
+use crate::persist::Persisted;
 use crate::table::{Codec, Encoding, Geometry, TableBuf, with_codec};
-use crate::view::{FilterRef, Slot, locate, locate_seeded, saturating_usize};
+use crate::view::{FilterRef, Slot, locate, locate_seeded};
 use std::io::Write;
 use std::path::Path;
 
@@ -368,7 +368,7 @@ impl CuckooFilter {
     /// ```
     #[inline]
     pub fn len(&self) -> usize {
-        saturating_usize(self.len)
+        self.as_filter_ref().len()
     }
 
     /// Whether the filter holds no items.
@@ -378,7 +378,7 @@ impl CuckooFilter {
     /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.as_filter_ref().is_empty()
     }
 
     /// Total slots: buckets × bucket size. Inserts start failing somewhat below this (about
@@ -393,7 +393,7 @@ impl CuckooFilter {
     /// ```
     #[inline]
     pub fn capacity(&self) -> usize {
-        saturating_usize(self.geo.slots())
+        self.as_filter_ref().capacity()
     }
 
     /// Number of buckets (any positive number, not rounded to a power of two).
@@ -404,7 +404,7 @@ impl CuckooFilter {
     /// ```
     #[inline]
     pub fn num_buckets(&self) -> usize {
-        saturating_usize(self.geo.num_buckets())
+        self.as_filter_ref().num_buckets()
     }
 
     /// `len / capacity`.
@@ -427,7 +427,7 @@ impl CuckooFilter {
     /// ```
     #[inline]
     pub fn bucket_size(&self) -> usize {
-        self.geo.bucket_size() as usize
+        self.as_filter_ref().bucket_size()
     }
 
     /// Fingerprint width in bits.
@@ -438,7 +438,7 @@ impl CuckooFilter {
     /// ```
     #[inline]
     pub fn fingerprint_bits(&self) -> u32 {
-        self.geo.fp_bits()
+        self.as_filter_ref().fingerprint_bits()
     }
 
     /// The bucket encoding.
@@ -449,7 +449,7 @@ impl CuckooFilter {
     /// ```
     #[inline]
     pub fn encoding(&self) -> Encoding {
-        self.geo.encoding()
+        self.as_filter_ref().encoding()
     }
 
     /// The seed mixed into key hashes and into the relocation walk.
@@ -523,18 +523,6 @@ impl CuckooFilter {
         }
     }
 
-    /// Runs `f` on the filter's file description (FORMAT.md).
-    fn with_file<R>(&self, f: impl FnOnce(&FileOut<'_>) -> R) -> R {
-        let level = self.level_out();
-        f(&FileOut {
-            seed: self.seed,
-            max_kicks: self.max_kicks,
-            target_fpr: self.target_fpr,
-            chain: None,
-            levels: std::slice::from_ref(&level),
-        })
-    }
-
     /// The filter's file bytes (FORMAT.md): header, level table and the bucket region exactly
     /// as held in memory. Same seed and same operations give the same bytes.
     ///
@@ -548,7 +536,7 @@ impl CuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
-        self.with_file(format::to_bytes)
+        self.file_bytes()
     }
 
     /// Writes the bytes of [`to_bytes`](Self::to_bytes) to `w` (for a filter block inside an
@@ -563,8 +551,7 @@ impl CuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn write_to<W: Write>(&self, mut w: W) -> Result<()> {
-        self.with_file(|file| format::write(file, &mut w))?;
-        Ok(())
+        self.write_file(&mut w)
     }
 
     /// Saves the filter to `path`, atomically and durably: the bytes go to a temporary file in
@@ -591,9 +578,7 @@ impl CuckooFilter {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        persist::save_atomic(path.as_ref(), |w| {
-            self.with_file(|file| format::write(file, w))
-        })
+        self.save_file(path.as_ref())
     }
 
     /// An owned, mutable filter from file bytes (FORMAT.md), checked completely: header,
@@ -697,6 +682,20 @@ fn place<C: Codec>(
     Err(Error::Full)
 }
 
+/// The single filter's file: one classic level (FORMAT.md).
+impl Persisted for CuckooFilter {
+    fn with_file<R>(&self, f: impl FnOnce(&FileOut<'_>) -> R) -> R {
+        let level = self.level_out();
+        f(&FileOut {
+            seed: self.seed,
+            max_kicks: self.max_kicks,
+            target_fpr: self.target_fpr,
+            chain: None,
+            levels: std::slice::from_ref(&level),
+        })
+    }
+}
+
 impl PartialEq for CuckooFilter {
     fn eq(&self, other: &Self) -> bool {
         self.geo == other.geo
@@ -713,13 +712,8 @@ impl Eq for CuckooFilter {}
 
 impl std::fmt::Debug for CuckooFilter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CuckooFilter")
-            .field("len", &self.len)
-            .field("num_buckets", &self.geo.num_buckets())
-            .field("bucket_size", &self.geo.bucket_size())
-            .field("fingerprint_bits", &self.geo.fp_bits())
-            .field("encoding", &self.geo.encoding())
-            .field("seed", &self.seed)
+        self.as_filter_ref()
+            .debug_fields(&mut f.debug_struct("CuckooFilter"))
             .field("max_kicks", &self.max_kicks)
             .finish()
     }

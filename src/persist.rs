@@ -2,8 +2,33 @@
 //! the target, fsync the directory.
 
 use crate::error::{Error, Result};
+use crate::format::{self, FileOut};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
+
+/// A filter that is written as one file: the single filter and the chain. Each says what its
+/// file holds ([`with_file`](Self::with_file)); the bytes, the writer and the atomic save are
+/// made here, once, for both.
+pub(crate) trait Persisted {
+    /// Calls `f` with the file's contents: header fields and every level's region.
+    fn with_file<R>(&self, f: impl FnOnce(&FileOut<'_>) -> R) -> R;
+
+    /// The file's bytes (`to_bytes`).
+    fn file_bytes(&self) -> Vec<u8> {
+        self.with_file(format::to_bytes)
+    }
+
+    /// Writes the file's bytes to `w` (`write_to`).
+    fn write_file(&self, w: &mut dyn Write) -> Result<()> {
+        self.with_file(|file| format::write(file, w))?;
+        Ok(())
+    }
+
+    /// Saves the file to `path` by [`save_atomic`] (`save`).
+    fn save_file(&self, path: &Path) -> Result<()> {
+        save_atomic(path, |w| self.with_file(|file| format::write(file, w)))
+    }
+}
 
 /// Writes the bytes produced by `write` to `path` so that a crash at any moment leaves either
 /// the old file or the complete new one at `path`, never a torn one.

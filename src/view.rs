@@ -591,16 +591,25 @@ impl<'a> FilterRef<'a> {
     }
 }
 
-impl std::fmt::Debug for FilterRef<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FilterRef")
-            .field("len", &self.len)
+impl FilterRef<'_> {
+    /// The fields a filter's `Debug` shows: its count, its geometry and its seed (the owners'
+    /// `Debug` add their own after these).
+    pub(crate) fn debug_fields<'d, 'a, 'b>(
+        &self,
+        d: &'d mut std::fmt::DebugStruct<'a, 'b>,
+    ) -> &'d mut std::fmt::DebugStruct<'a, 'b> {
+        d.field("len", &self.len)
             .field("num_buckets", &self.geo.num_buckets())
             .field("bucket_size", &self.geo.bucket_size())
             .field("fingerprint_bits", &self.geo.fp_bits())
             .field("encoding", &self.geo.encoding())
             .field("seed", &self.seed)
-            .finish()
+    }
+}
+
+impl std::fmt::Debug for FilterRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.debug_fields(&mut f.debug_struct("FilterRef")).finish()
     }
 }
 
