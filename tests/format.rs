@@ -811,11 +811,10 @@ fn buckets_at_split_load(n: u64) -> u64 {
     (10 * n).div_ceil(32)
 }
 
-/// FORMAT.md §8: the slot width of a new level with buckets of 4 (λ = 0.8) and the share
-/// `share`: `1 + ⌈log2(2b · λ · 8.5 / share)⌉`, at least `c + 7` = 12.
+/// FORMAT.md §8: the slot width of a new level with semi-sorted buckets of 4 and the share
+/// `share`.
 fn width_for_share(share: f64) -> u64 {
-    let precision = (2.0 * 4.0 * 0.8 * 8.5 / share).log2().ceil() as u64;
-    (1 + precision).max(5 + 7)
+    spec::growth_width(4, 2, share).unwrap()
 }
 
 /// `tests/data/golden-v3-chain-2.cksst` pins the bytes the current writer makes (see

@@ -6,6 +6,9 @@
 //! regenerates them.
 
 mod common;
+// The fuzz targets' code brings its own copy of the reader written from FORMAT.md
+// (`tests/common/spec.rs`, as `fuzz_common::spec`), so that file is compiled twice here.
+#[allow(clippy::duplicate_mod)]
 #[path = "../fuzz/fuzz_targets/common/mod.rs"]
 mod fuzz_common;
 

@@ -700,3 +700,43 @@ pub fn stretch_probes(h: u64, m: u64, c: u64, w: u64) -> [(u64, u64, u64); 2] {
 pub fn answers(v: u64, q: u64, w: u64) -> bool {
     v != 0 && ((v ^ q) & !(v ^ (v - 1))) & ((1 << w) - 1) == 0
 }
+
+// §8, "How the crate grows a chain" (informative: a reader needs none of it). The crate's
+// behaviour, as FORMAT.md states it, for the tests and the `chain` fuzz target to hold the
+// crate's chains to.
+
+/// §8: the core width `c` of every stretch level the crate makes.
+pub const GROWTH_CORE_BITS: u64 = 5;
+
+/// §8: an insert splits at most this many more buckets to find room (step 4).
+pub const GROWTH_RETRIES: u64 = 16;
+
+/// §8: the split load `λ` of a level with buckets of `b`: 0.9 for buckets of 8, else 0.8.
+pub fn split_load(b: u64) -> f64 {
+    if b == 8 { 0.9 } else { 0.8 }
+}
+
+/// §8: the slot width `w` of a level with buckets of `b` in `encoding` (§3's codes) and the
+/// false-positive share `share`: `1 + ⌈log2(2b · λ · 8.5 / share)⌉`, at least `c + 7`, a plain
+/// encoding rounded up to 8, 16 or 32; `None` when the share is too small for a 32-bit slot
+/// (or is not a positive number).
+pub fn growth_width(b: u64, encoding: u8, share: f64) -> Option<u64> {
+    if share.is_nan() || share <= 0.0 {
+        return None;
+    }
+    let bits = (2.0 * b as f64 * split_load(b) * 8.5 / share).log2().ceil();
+    if bits > 31.0 {
+        return None;
+    }
+    let w = (1 + bits.max(1.0) as u64).max(GROWTH_CORE_BITS + 7);
+    if encoding == 0 {
+        [8, 16, 32].into_iter().find(|&p| p >= w)
+    } else {
+        Some(w)
+    }
+}
+
+/// §8: the buckets of a level sized for `keys` keys: `⌈keys / (b · λ)⌉`, at least 2.
+pub fn growth_buckets(keys: u64, b: u64) -> u64 {
+    (keys as f64 / (b as f64 * split_load(b))).ceil().max(2.0) as u64
+}

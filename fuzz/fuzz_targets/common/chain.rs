@@ -24,7 +24,7 @@
 //! Input: six setup bytes (layout, rate and tightening, growth factor and limits, kicks and
 //! capacity, seed), then operations of two bytes each (see [`super::drive`]).
 
-use super::{Input, MAX_FRESH, Model, Subject, all_keys, check_model, drive, fresh_key};
+use super::{Input, MAX_FRESH, Model, Subject, all_keys, check_model, drive, fresh_key, spec};
 use cuckoo_sst::{Config, Encoding, Error, GrowthLimit, MAX_LEVELS, Result, ScalableCuckooFilter};
 use std::cell::Cell;
 
@@ -101,19 +101,13 @@ pub fn setup(input: &mut Input<'_>) -> Setup {
     }
 }
 
-// The growth policy of FORMAT.md §8, as the model expects it.
+// The growth policy of FORMAT.md §8 and the lengths of §1 and §3, as the reader written from
+// FORMAT.md (`tests/common/spec.rs`) states them, in the model's types.
 
 /// The core of every stretch level the crate makes.
-const CORE_BITS: u32 = 5;
-/// A level splits a bucket whenever an insert would take it past this share of its slots: 90 %
-/// with buckets of 8, 80 % otherwise.
-fn split_load(b: usize) -> f64 {
-    if b == 8 { 0.9 } else { 0.8 }
-}
-/// A level's width is chosen so that its bound reaches its share after `2^10`-fold growth.
-const DESIGN_DOUBLINGS: f64 = 10.0;
+const CORE_BITS: u32 = spec::GROWTH_CORE_BITS as u32;
 /// An insert splits at most this many more buckets to find room before a new level takes it.
-const RETRIES: u64 = 16;
+const RETRIES: u64 = spec::GROWTH_RETRIES;
 /// §5.1: precision sums count an entry of precision `T` as `2^(60 − T)`.
 const PRECISION_SCALE: i32 = 60;
 
@@ -128,51 +122,37 @@ fn layout(s: &Setup) -> (usize, Encoding) {
     (b, e)
 }
 
-/// The slot width of a level with the false-positive share `share`:
-/// `1 + ⌈log2(2b · load · 8.5 / share)⌉` (load: `split_load(b)`), at least `c + 7`, rounded up to 8, 16 or 32 bits when
-/// plain; `None` past 32 bits (no width meets the share).
-pub fn slot_width(b: usize, encoding: Encoding, share: f64) -> Option<u32> {
-    if share.is_nan() || share <= 0.0 {
-        return None;
-    }
-    let rate = 2.0 * b as f64 * split_load(b) * (1.0 + 0.75 * DESIGN_DOUBLINGS) / share;
-    let precision = rate.log2().ceil().max(1.0);
-    if precision > 31.0 {
-        return None;
-    }
-    let w = (precision as u32 + 1).max(CORE_BITS + 7); // six continuation bits at least
-    match encoding {
-        Encoding::Plain => [8, 16, 32].into_iter().find(|&p| p >= w),
-        _ => Some(w),
-    }
-}
-
-/// The buckets of a new level sized for `keys` keys: `⌈keys / (b · split_load(b))⌉`, at
-/// least 2.
-fn buckets_for(keys: u64, b: usize) -> u64 {
-    (keys as f64 / (b as f64 * split_load(b))).ceil().max(2.0) as u64
-}
-
-/// The length of a region of `m` buckets of `b` slots of `w` bits (FORMAT.md §3).
-fn region_len(m: u64, b: usize, w: u32, encoding: Encoding) -> u64 {
-    let (b, w) = (b as u64, w as u64);
-    match encoding {
-        Encoding::Plain => (m * b * w / 8).next_multiple_of(64),
-        Encoding::Packed => ((m * b * w).div_ceil(8) + 16).next_multiple_of(64),
-        Encoding::SemiSorted => ((m * (4 * w - 4)).div_ceil(8) + 16).next_multiple_of(64),
+/// §3's code of an encoding (a level descriptor's `encoding`).
+fn encoding_code(e: Encoding) -> u8 {
+    match e {
+        Encoding::Plain => 0,
+        Encoding::Packed => 1,
+        Encoding::SemiSorted => 2,
         e => panic!("{e:?}: an encoding the model does not know"),
     }
 }
 
-/// The length of a file with regions of these lengths (FORMAT.md §1, §6: 64 KiB chunks).
+fn split_load(b: usize) -> f64 {
+    spec::split_load(b as u64)
+}
+
+/// The slot width of a level with the false-positive share `share`; `None` when no width
+/// meets it.
+pub fn slot_width(b: usize, e: Encoding, share: f64) -> Option<u32> {
+    spec::growth_width(b as u64, encoding_code(e), share).map(|w| w as u32)
+}
+
+/// The buckets of a new level sized for `keys` keys.
+fn buckets_for(keys: u64, b: usize) -> u64 {
+    spec::growth_buckets(keys, b as u64)
+}
+
+fn region_len(m: u64, b: usize, w: u32, e: Encoding) -> u64 {
+    spec::region_len(m, b as u64, w as u64, encoding_code(e))
+}
+
 fn file_len(regions: impl IntoIterator<Item = u64>) -> u64 {
-    let (mut levels, mut chunks, mut total) = (0, 0, 0);
-    for len in regions {
-        levels += 1;
-        chunks += len.div_ceil(1 << 16);
-        total += len;
-    }
-    128 + 64 * levels + (4 * chunks).next_multiple_of(64) + total
+    spec::file_len(&regions.into_iter().collect::<Vec<_>>())
 }
 
 /// A level descriptor's fields (FORMAT.md §5), and the level's region.
@@ -243,26 +223,28 @@ struct File {
 }
 
 impl File {
+    /// The chain's file, read by the reader written from FORMAT.md: its header and level table,
+    /// checked by §7's steps 1–7 (checking every region's checksums too, after every
+    /// operation, made the target five times slower).
     fn of(c: &ScalableCuckooFilter) -> File {
         let bytes = c.to_bytes();
-        let n = u32_at(&bytes, 24) as usize;
-        let levels = (0..n)
-            .map(|k| {
-                let d = &bytes[128 + 64 * k..128 + 64 * (k + 1)];
-                let (offset, len) = (u64_at(d, 0) as usize, u64_at(d, 8));
-                Level {
-                    region_len: len,
-                    buckets: u64_at(d, 16),
-                    entries: u64_at(d, 24),
-                    keys: u64_at(d, 32),
-                    share: f64_at(d, 40),
-                    bucket_size: d[48] as usize,
-                    width: d[49] as u32,
-                    encoding: d[50],
-                    core_bits: d[51] as u32,
-                    precision: u64_at(d, 56),
-                    region: bytes[offset..offset + len as usize].to_vec(),
-                }
+        let file = spec::read_unverified(&bytes)
+            .unwrap_or_else(|e| panic!("the reader written from FORMAT.md refuses the file: {e}"));
+        let levels = file
+            .levels
+            .iter()
+            .map(|l| Level {
+                region_len: l.region.len() as u64,
+                buckets: l.m,
+                entries: l.item_count,
+                keys: l.capacity,
+                share: l.target_fpr,
+                bucket_size: l.b as usize,
+                width: l.f as u32,
+                encoding: l.encoding,
+                core_bits: l.core_bits as u32,
+                precision: l.precision,
+                region: l.region.to_vec(),
             })
             .collect();
         File {
@@ -613,13 +595,8 @@ impl Subject for Chain {
         assert_eq!(f64_at(h, 64).to_bits(), s.tightening.to_bits());
         assert_eq!((u32_at(h, 72), u64_at(h, 80)), (s.max_levels, s.max_bytes));
         assert_eq!(h[96] as usize, s.bucket_size.unwrap_or(0));
-        let code = |e: Encoding| match e {
-            Encoding::Plain => 1,
-            Encoding::Packed => 2,
-            Encoding::SemiSorted => 3,
-            e => panic!("{e:?}: an encoding the model does not know"),
-        };
-        assert_eq!(h[97], s.encoding.map_or(0, code));
+        // `chain_encoding`: 0 for the default, else the encoding's code plus one.
+        assert_eq!(h[97], s.encoding.map_or(0, |e| encoding_code(e) + 1));
         assert_eq!(u64_at(h, 88), self.c.len() as u64, "item_count");
         assert_eq!(
             file_len(f.levels.iter().map(|l| l.region_len)),
@@ -636,7 +613,7 @@ impl Subject for Chain {
             );
             assert_eq!(
                 (l.bucket_size, l.encoding, l.core_bits),
-                (b, code(e) - 1, CORE_BITS),
+                (b, encoding_code(e), CORE_BITS),
                 "level {k}'s layout"
             );
             assert_eq!(

@@ -12,6 +12,10 @@ pub mod chain;
 pub mod from_bytes;
 pub mod ops;
 pub mod roundtrip;
+/// The reader written from FORMAT.md alone, and FORMAT.md §8's growth policy, shared with the
+/// library's tests.
+#[path = "../../../tests/common/spec.rs"]
+pub mod spec;
 
 use cuckoo_sst::{Error, Result};
 
