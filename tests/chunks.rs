@@ -337,3 +337,58 @@ fn threads_racing_first_touches_agree() {
         assert!(m.is_verified() && m.health().is_whole());
     }
 }
+
+/// A file whose checksums all hold but whose buckets break FORMAT.md §7 step 8 (a semi-sorted
+/// bucket index past the last valid one, re-signed: only a crafted file does that), opened
+/// lazily: lookups answer from its whole chunks until `verify` finds the contents broken; from
+/// then on the file is rejected — every lookup answers "maybe present", `health` says so, and
+/// the file is not whole, although every chunk was checked and none is damaged.
+#[test]
+fn a_file_whose_contents_break_a_rule_is_rejected_whole_after_verify() {
+    let mut f = CuckooFilter::new(
+        Config::new(40)
+            .fingerprint_bits(9)
+            .encoding(Encoding::SemiSorted)
+            .seed(1),
+    )
+    .unwrap();
+    f.insert(b"k").unwrap();
+    let mut bytes = f.to_bytes();
+    let region = common::first_region(&bytes);
+    // Buckets of 12 + 4 × 5 = 32 bits; index 3876 is one past the last (3875).
+    let empty = (0..f.num_buckets())
+        .find(|&i| bytes[region + 4 * i..][..4] == [0; 4])
+        .unwrap();
+    bytes[region + 4 * empty..][..2].copy_from_slice(&3876u16.to_le_bytes());
+    common::resign(&mut bytes);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("crafted.filter");
+    std::fs::write(&path, &bytes).unwrap();
+
+    assert!(matches!(
+        MappedFilter::open(&path),
+        Err(Error::Corrupt { .. })
+    ));
+    let m = MappedFilter::open_unverified(&path).unwrap();
+    let absent: Vec<[u8; 16]> = (0..200).map(key).collect();
+    let answered_no = absent.iter().filter(|k| !m.contains(&k[..])).count();
+    assert!(
+        answered_no > 150,
+        "{answered_no} of 200 answered absent before verify"
+    );
+    assert!(m.contains(b"k"));
+    let h = m.health();
+    assert!(!h.rejected && h.damaged == 0, "{h:?}");
+
+    assert!(matches!(m.verify(), Err(Error::Corrupt { .. })));
+    let h = m.health();
+    assert_eq!((h.verified, h.damaged), (h.chunks, 0), "{h:?}");
+    assert!(h.rejected, "{h:?}");
+    assert!(!h.is_whole(), "{h:?}");
+    assert!(!m.is_verified());
+    assert!(
+        absent.iter().all(|k| m.contains(&k[..])),
+        "a rejected file answered absent"
+    );
+    assert!(matches!(m.damage(), Some(Error::Corrupt { .. })));
+}
