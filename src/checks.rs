@@ -232,3 +232,63 @@ impl std::fmt::Debug for Checks {
         self.health().fmt(f)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Config, CuckooFilter};
+
+    /// A file of several chunks (a region past 64 KiB), its bytes and their parse.
+    fn file() -> (Vec<u8>, FileMeta) {
+        let bytes = CuckooFilter::new(Config::new(200_000)).unwrap().to_bytes();
+        let meta = decode::parse(&bytes).unwrap();
+        assert!(meta.chunk_count() >= 3, "{} chunks", meta.chunk_count());
+        (bytes, meta)
+    }
+
+    /// Lookups leave the checking path when, and only when, the last chunk not yet known
+    /// whole is found whole; a chunk found whole twice counts once.
+    #[test]
+    fn the_last_whole_chunk_turns_on_the_fast_path() {
+        let (_, meta) = file();
+        let c = Checks::new(&meta);
+        let n = meta.chunk_count();
+        c.record(0, &Ok(()));
+        c.record(0, &Ok(()));
+        assert_eq!(c.health().verified, 1);
+        for j in 1..n {
+            assert!(!c.all_good(), "all good with {j} of {n} chunks checked");
+            c.record(j, &Ok(()));
+        }
+        assert!(c.all_good());
+        let h = c.health();
+        assert_eq!((h.chunks, h.verified, h.damaged), (n as u64, n as u64, 0));
+        assert!(h.is_whole() && !c.rejected());
+    }
+
+    /// A damaged chunk found in a file taken on trust sends lookups back to checking, counts
+    /// once, and is kept as the file's damage; a chunk found whole after it does not bring the
+    /// fast path back.
+    #[test]
+    fn damage_found_in_a_trusted_file_turns_the_fast_path_off() {
+        let (mut bytes, meta) = file();
+        let at = meta.levels[0].region().start + 10;
+        bytes[at] ^= 1;
+        let damage = decode::check_chunk(&bytes, &meta, 0, 0);
+        assert!(damage.is_err());
+        let c = Checks::trusted(&meta);
+        assert!(c.all_good() && c.damage().is_none());
+        c.record(0, &damage);
+        c.record(0, &damage);
+        assert!(!c.all_good());
+        assert!(!c.ensure(0, || panic!("a chunk known damaged is not checked again")));
+        for j in 1..meta.chunk_count() {
+            assert!(c.ensure(j, || Ok(())));
+        }
+        assert!(!c.all_good());
+        let h = c.health();
+        assert_eq!((h.damaged, h.verified), (1, meta.chunk_count() as u64 - 1));
+        assert!(!h.is_whole());
+        assert!(matches!(c.damage(), Some(Error::ChecksumMismatch { .. })));
+    }
+}
