@@ -264,6 +264,9 @@ mod tests {
         let h = c.health();
         assert_eq!((h.chunks, h.verified, h.damaged), (n as u64, n as u64, 0));
         assert!(h.is_whole() && !c.rejected());
+        // `Debug` shows the health.
+        assert_eq!(format!("{c:?}"), format!("{h:?}"));
+        assert!(format!("{c:?}").contains(&format!("verified: {n}")));
     }
 
     /// A damaged chunk found in a file taken on trust sends lookups back to checking, counts
