@@ -1,6 +1,7 @@
 //! `FilterBuilder`: an exactly sized filter for an SSTable flush or compaction, where the key
 //! count is known only at the end.
 
+use crate::compact;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::filter::{CuckooFilter, start_bucket};
@@ -121,6 +122,46 @@ impl FilterBuilder {
     /// ```
     pub fn is_empty(&self) -> bool {
         self.hashes.is_empty()
+    }
+
+    /// The filter as a compact block (FORMAT.md §11): 4 bytes of header and exactly its
+    /// buckets, for a block whose integrity its container checks — the filter of one data
+    /// block in LevelDB, say. Up to 4096 distinct keys, the keys are placed by an exact
+    /// matching in the fewest (even number of) buckets that hold them, about
+    /// `bucket_bits / bucket_size` bits a key (9 at the default 1 %); more keys are placed as
+    /// [`finish`](Self::finish) places them. Read it with [`CompactFilter`](crate::CompactFilter).
+    ///
+    /// Compact blocks name their seed by an index (the default seed and the builder's retries
+    /// from it): `Err(InvalidConfig)` for a configured seed other than the default.
+    ///
+    /// ```
+    /// use cuckoo_sst::{CompactFilter, Config, FilterBuilder};
+    /// let mut b = FilterBuilder::new(Config::new(0));
+    /// for k in 0..100u32 {
+    ///     b.add_key(&k.to_le_bytes());
+    /// }
+    /// let block = b.finish_compact()?;
+    /// assert_eq!(block.len(), 4 + 26 * 36 / 8); // 26 buckets of 4 × 9 bits: 9.4 bits a key
+    /// assert!(CompactFilter::block_contains(&block, &42u32.to_le_bytes())?);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn finish_compact(mut self) -> Result<Vec<u8>> {
+        if self.config.seed != crate::config::DEFAULT_SEED {
+            return Err(Error::invalid(
+                "seed",
+                format!(
+                    "{:#x}: a compact block names its seed by an index from the default seed; \
+                     leave the seed at its default",
+                    self.config.seed
+                ),
+            ));
+        }
+        sort_hashes(&mut self.hashes)?;
+        self.hashes.dedup();
+        match compact::build_exact(&self.config, &self.hashes)? {
+            Some(block) => Ok(block),
+            None => self.finish()?.to_compact_bytes(),
+        }
     }
 
     /// The filter, sized for the distinct keys added. `Err` for an invalid configuration, or

@@ -393,7 +393,7 @@ impl Config {
 
     /// The bucket size, width and encoding: the ones set, and for the rest the choice with the
     /// fewest bits per item that meets the false-positive target.
-    fn layout(&self) -> Result<(u32, u32, Encoding)> {
+    pub(crate) fn layout(&self) -> Result<(u32, u32, Encoding)> {
         let bucket_size = match self.bucket_size {
             None => None,
             Some(b @ (2 | 4 | 8)) => Some(b as u32),

@@ -523,6 +523,40 @@ impl CuckooFilter {
         }
     }
 
+    /// The filter as a compact block (FORMAT.md §11): 4 bytes of header and the bytes that
+    /// hold its buckets, with no checksum, for a block its container checks. Read it with
+    /// [`CompactFilter`](crate::CompactFilter). A compact block names its seed by an index
+    /// from the default seed: `Err(InvalidConfig)` for a filter with another seed.
+    /// [`FilterBuilder::finish_compact`](crate::FilterBuilder::finish_compact) makes smaller
+    /// blocks, sized for the keys it has.
+    ///
+    /// ```
+    /// use cuckoo_sst::{CompactFilter, CuckooFilter};
+    /// let mut f = CuckooFilter::with_capacity(1000);
+    /// f.insert(b"k")?;
+    /// let block = f.to_compact_bytes()?;
+    /// assert!(block.len() < f.size_in_bytes());
+    /// assert!(CompactFilter::from_bytes(&block)?.contains(b"k"));
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn to_compact_bytes(&self) -> Result<Vec<u8>> {
+        let Some(k) = crate::compact::seed_index(self.seed) else {
+            return Err(Error::invalid(
+                "seed",
+                format!(
+                    "{:#x}: a compact block names its seed by an index from the default seed",
+                    self.seed
+                ),
+            ));
+        };
+        Ok(crate::compact::encode(
+            &self.geo,
+            k,
+            self.table.bytes(),
+            self.len,
+        ))
+    }
+
     /// The filter's file bytes (FORMAT.md): header, level table and the bucket region exactly
     /// as held in memory. Same seed and same operations give the same bytes.
     ///

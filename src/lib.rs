@@ -77,6 +77,7 @@
 mod builder;
 mod chain;
 mod checks;
+mod compact;
 mod config;
 mod error;
 mod filter;
@@ -94,6 +95,7 @@ mod view;
 pub use builder::FilterBuilder;
 pub use chain::{GrowthLimit, ScalableCuckooFilter};
 pub use checks::Health;
+pub use compact::CompactFilter;
 pub use config::{
     Config, DEFAULT_BUCKET_SIZE, DEFAULT_FPR, DEFAULT_GROWTH_FACTOR, DEFAULT_MAX_KICKS,
     DEFAULT_SEED, DEFAULT_TIGHTENING, MAX_GROWTH_FACTOR, MAX_KICKS_LIMIT, MAX_LEVELS,

@@ -95,6 +95,11 @@ fn chain_corpus() {
 }
 
 #[test]
+fn compact_corpus() {
+    replay_target("compact", fuzz_common::compact::run, 1000, 300);
+}
+
+#[test]
 fn roundtrip_corpus() {
     replay_target("roundtrip", fuzz_common::roundtrip::run, 1000, 400);
 }

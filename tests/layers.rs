@@ -33,7 +33,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "the owners",
         &[
-            "config", "persist", "radix", "filter", "builder", "stretch", "chain", "checks", "mmap",
+            "config", "persist", "radix", "compact", "filter", "builder", "stretch", "chain",
+            "checks", "mmap",
         ],
     ),
 ];

@@ -740,3 +740,117 @@ pub fn growth_width(b: u64, encoding: u8, share: f64) -> Option<u64> {
 pub fn growth_buckets(keys: u64, b: u64) -> u64 {
     (keys as f64 / (b as f64 * split_load(b))).ceil().max(2.0) as u64
 }
+
+/// §11: a compact block that passed §11.2's steps 1–5 ([`read_compact`] adds step 6).
+#[derive(Clone, Debug)]
+pub struct Compact<'a> {
+    pub seed: u64,
+    /// The block's level; `None` for the empty filter (`L = 0`).
+    pub level: Option<Level<'a>>,
+}
+
+/// §11.1: the seed that seed index `k` names.
+pub fn compact_seed(k: u8) -> u64 {
+    0x6375636B6F6F7373u64.wrapping_add((k as u64).wrapping_mul(0x9E3779B97F4A7C15))
+}
+
+/// §11.2 steps 1–5: the block, or the first failure.
+pub fn read_compact_unverified(block: &[u8]) -> Result<Compact<'_>, String> {
+    if block.len() < 4 {
+        return Err(format!("Truncated(4, {})", block.len()));
+    }
+    if block[0] >> 4 != 0xC {
+        return Err("BadMagic".into());
+    }
+    if block[0] & 0xF != 1 {
+        return Err(format!("UnsupportedVersion({}, 1)", block[0] & 0xF));
+    }
+    let layout = block[1];
+    let (encoding, log2_b) = (layout & 3, (layout >> 2) & 3);
+    if layout >> 4 != 0 || encoding > 2 || log2_b == 0 {
+        return Err(corrupt("compact layout"));
+    }
+    let (b, f) = (1u64 << log2_b, block[2] as u64);
+    if !supported(f, b, encoding) {
+        return Err(corrupt("compact fingerprint_bits"));
+    }
+    let seed = compact_seed(block[3]);
+    let region = &block[4..];
+    let l = region.len() as u64;
+    if l == 0 {
+        return Ok(Compact { seed, level: None });
+    }
+    let bucket_bits = if encoding == 2 { 4 * f - 4 } else { b * f };
+    let m = 8 * l / bucket_bits;
+    let m = m - m % 2;
+    if !(2..=1 << 32).contains(&m) || (m * bucket_bits).div_ceil(8) != l {
+        return Err(corrupt("compact length"));
+    }
+    let level = Level {
+        region_offset: 4,
+        m,
+        item_count: 0,
+        capacity: 0,
+        target_fpr: 0.0,
+        b,
+        f,
+        encoding,
+        core_bits: 0,
+        precision: 0,
+        region,
+    };
+    Ok(Compact {
+        seed,
+        level: Some(level),
+    })
+}
+
+/// §11.2 steps 1–6: the block with its number of keys, or the first failure.
+pub fn read_compact(block: &[u8]) -> Result<Compact<'_>, String> {
+    let mut c = read_compact_unverified(block)?;
+    if let Some(l) = &mut c.level {
+        let bad = || corrupt("compact buckets");
+        let used_bits = l.m
+            * if l.encoding == 2 {
+                4 * l.f - 4
+            } else {
+                l.b * l.f
+            };
+        if (used_bits..8 * l.region.len() as u64).any(|p| bit(l.region, p) == 1) {
+            return Err(bad());
+        }
+        let mut keys = 0;
+        for i in 0..l.m {
+            keys += l
+                .try_bucket(i)
+                .ok_or_else(bad)?
+                .iter()
+                .filter(|&&v| v != 0)
+                .count() as u64;
+        }
+        l.item_count = keys;
+    }
+    Ok(c)
+}
+
+impl Compact<'_> {
+    /// §11.2: whether the key of hash `H` may be present.
+    pub fn contains_hash(&self, key_hash: u64) -> bool {
+        let h = seeded(key_hash, self.seed);
+        self.level.as_ref().is_some_and(|l| {
+            let (i1, fp, i2) = classic_probes(h, l.m, l.f);
+            [i1, i2]
+                .iter()
+                .any(|&i| l.try_bucket(i).is_some_and(|s| s.contains(&fp)))
+        })
+    }
+
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.contains_hash(xxhash_rust::xxh3::xxh3_64(key))
+    }
+
+    /// The number of keys (after [`read_compact`]; 0 after the unverified read).
+    pub fn keys(&self) -> u64 {
+        self.level.as_ref().map_or(0, |l| l.item_count)
+    }
+}

@@ -9,6 +9,7 @@
 //! [`drive`]), which the model holds as well.
 
 pub mod chain;
+pub mod compact;
 pub mod from_bytes;
 pub mod ops;
 pub mod roundtrip;
