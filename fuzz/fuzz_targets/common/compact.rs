@@ -52,7 +52,7 @@ fn check_block(block: &[u8]) {
 
 pub fn run(data: &[u8]) {
     let mut input = Input::new(data);
-    if input.byte() % 2 == 0 {
+    if input.byte().is_multiple_of(2) {
         return check_block(input.rest());
     }
     // A layout: encoding, bucket size, width from the input (unsupported ones are refused).
