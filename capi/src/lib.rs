@@ -1,0 +1,1691 @@
+//! The C interface of [`cuckoo_sst`]: what a storage engine written in C or C++ needs to build,
+//! persist, map and query the same filters as the Rust crate, byte for byte.
+//!
+//! Every function is `cksst_`-prefixed and declared in `include/cuckoo_sst.h`, which cbindgen
+//! generates from this crate (a test checks that the committed header is current). The
+//! conventions, the same for every function:
+//!
+//! * **Results.** A negative `int` is an error: one of the `CKSST_ERR_*` codes, whose message
+//!   [`cksst_last_error`] returns. `CKSST_OK` (0) is success; functions that answer a question
+//!   return 1 (yes / "maybe present") or 0 (no). An answer of "maybe" is the safe one: code that
+//!   reads the table whenever the result is not 0 never loses a key, even on an error.
+//! * **Handles** are opaque, created by a `*_new` or `*_open` function and released by their
+//!   `*_free` function (which accepts NULL). Bytes the library returns are released with
+//!   [`cksst_bytes_free`].
+//! * **Pointers and lengths** are checked: NULL where a value is required gives
+//!   `CKSST_ERR_INVALID_ARGUMENT`; a NULL pointer with length 0 is an empty key. What cannot be
+//!   checked — that a pointer points at as many bytes as its length says, that bytes a view
+//!   borrows outlive it — is the caller's to keep.
+//! * **No panic crosses the boundary**: one that would is caught and reported as
+//!   `CKSST_ERR_INTERNAL`.
+//! * **Threads.** Each handle type says what may be shared; the last error is per thread.
+//!
+//! ```
+//! use cuckoo_sst_c::*;
+//! // What a C caller writes, from Rust: build a filter block from a table's keys, then query
+//! // its bytes in place.
+//! unsafe {
+//!     let b = cksst_builder_new(std::ptr::null());
+//!     for k in [b"apple".as_slice(), b"pear"] {
+//!         assert_eq!(cksst_builder_add_key(b, k.as_ptr(), k.len()), CKSST_OK);
+//!     }
+//!     let (mut bytes, mut len) = (std::ptr::null_mut(), 0);
+//!     assert_eq!(cksst_builder_finish(b, &mut bytes, &mut len), CKSST_OK);
+//!     cksst_builder_free(b);
+//!
+//!     let mut view = std::ptr::null_mut();
+//!     assert_eq!(cksst_view_open(bytes, len, &mut view), CKSST_OK);
+//!     assert_eq!(cksst_view_contains(view, b"pear".as_ptr(), 4), 1);
+//!     cksst_view_free(view);
+//!     cksst_bytes_free(bytes, len);
+//! }
+//! ```
+#![deny(missing_docs)]
+#![allow(non_camel_case_types)]
+
+use std::cell::RefCell;
+use std::ffi::{CStr, CString, c_char, c_int};
+use std::fs::File;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::ptr;
+
+use cuckoo_sst::{
+    CompactFilter, Config, DEFAULT_FPR, DEFAULT_GROWTH_FACTOR, DEFAULT_MAX_KICKS, DEFAULT_SEED,
+    DEFAULT_TIGHTENING, Encoding, Error, FilterBuilder, FilterRef, KeyHash, MappedFilter,
+    ScalableCuckooFilter,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Results
+
+/// Success.
+pub const CKSST_OK: c_int = 0;
+/// A NULL pointer where a value is required, a length too large for the address space, a path
+/// that is not a string, or an output buffer of the wrong size.
+pub const CKSST_ERR_INVALID_ARGUMENT: c_int = -1;
+/// A setting of the `cksst_config` is impossible or unsupported (the message names it).
+pub const CKSST_ERR_INVALID_CONFIG: c_int = -2;
+/// An insert found no free slot, or a growable filter may not grow further (its `max_levels`
+/// or `max_bytes`). The filter is exactly as it was: every key inserted earlier is still found.
+pub const CKSST_ERR_FULL: c_int = -3;
+/// A growable filter refused another copy of a key it already holds as many copies of as its
+/// buckets take. Nothing changed and the key is found.
+pub const CKSST_ERR_TOO_MANY_COPIES: c_int = -4;
+/// Memory for a table could not be allocated.
+pub const CKSST_ERR_OUT_OF_MEMORY: c_int = -5;
+/// Reading or writing a file failed (the message has the operating system's reason).
+pub const CKSST_ERR_IO: c_int = -6;
+/// The bytes are not a cuckoo-sst filter (wrong magic).
+pub const CKSST_ERR_BAD_MAGIC: c_int = -7;
+/// The bytes were written in a newer format version than this library reads.
+pub const CKSST_ERR_UNSUPPORTED_VERSION: c_int = -8;
+/// The bytes are shorter than their header says.
+pub const CKSST_ERR_TRUNCATED: c_int = -9;
+/// The bytes are longer than their header says.
+pub const CKSST_ERR_TRAILING_BYTES: c_int = -10;
+/// A checksum does not match: the bytes were damaged.
+pub const CKSST_ERR_CHECKSUM_MISMATCH: c_int = -11;
+/// A header or level field holds an impossible or inconsistent value.
+pub const CKSST_ERR_CORRUPT: c_int = -12;
+/// A single filter where a growable one was expected.
+pub const CKSST_ERR_NOT_GROWABLE: c_int = -13;
+/// A growable filter (several levels) where a single filter was expected.
+pub const CKSST_ERR_GROWABLE: c_int = -14;
+/// The caller's buffer is too small; the length needed was stored through the length pointer.
+pub const CKSST_ERR_BUFFER_TOO_SMALL: c_int = -15;
+/// A builder was used after its filter was finished (only finishing again is allowed).
+pub const CKSST_ERR_FINISHED: c_int = -16;
+/// A bug in the library (a panic, caught at the boundary). Please report it.
+pub const CKSST_ERR_INTERNAL: c_int = -17;
+
+/// The encodings of `cksst_config.encoding`: 0 lets the library choose.
+pub const CKSST_ENCODING_AUTO: u32 = 0;
+/// Whole-byte slots (8, 16 or 32 bits): the fastest lookups.
+pub const CKSST_ENCODING_PLAIN: u32 = 1;
+/// Bit-packed fingerprints of any width from 7 to 32 bits.
+pub const CKSST_ENCODING_PACKED: u32 = 2;
+/// Buckets of 4, semi-sorted (one bit per fingerprint smaller than packed).
+pub const CKSST_ENCODING_SEMI_SORTED: u32 = 3;
+
+/// What went wrong on this thread, for the message.
+struct Failure {
+    code: c_int,
+    message: String,
+}
+
+impl Failure {
+    fn new(code: c_int, message: impl Into<String>) -> Failure {
+        Failure {
+            code,
+            message: message.into(),
+        }
+    }
+
+    fn argument(message: impl Into<String>) -> Failure {
+        Failure::new(CKSST_ERR_INVALID_ARGUMENT, message)
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        let code = match &e {
+            Error::InvalidConfig { .. } => CKSST_ERR_INVALID_CONFIG,
+            Error::Full => CKSST_ERR_FULL,
+            Error::TooManyCopies => CKSST_ERR_TOO_MANY_COPIES,
+            Error::OutOfMemory { .. } => CKSST_ERR_OUT_OF_MEMORY,
+            Error::Io(_) | Error::NotDurable(_) => CKSST_ERR_IO,
+            Error::BadMagic { .. } => CKSST_ERR_BAD_MAGIC,
+            Error::UnsupportedVersion { .. } => CKSST_ERR_UNSUPPORTED_VERSION,
+            Error::Truncated { .. } => CKSST_ERR_TRUNCATED,
+            Error::TrailingBytes { .. } => CKSST_ERR_TRAILING_BYTES,
+            Error::ChecksumMismatch { .. } => CKSST_ERR_CHECKSUM_MISMATCH,
+            Error::Corrupt { .. } => CKSST_ERR_CORRUPT,
+            Error::NotGrowable => CKSST_ERR_NOT_GROWABLE,
+            Error::Growable { .. } => CKSST_ERR_GROWABLE,
+            // Variants added to the library later: still an error, with its message.
+            _ => CKSST_ERR_CORRUPT,
+        };
+        Failure::new(code, e.to_string())
+    }
+}
+
+thread_local! {
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// Runs `body` at the boundary: its error is recorded for [`cksst_last_error`] and returned
+/// as its code; a panic becomes `CKSST_ERR_INTERNAL`.
+fn boundary(body: impl FnOnce() -> Result<c_int, Failure>) -> c_int {
+    let failure = match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(result)) => return result,
+        Ok(Err(failure)) => failure,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Failure::new(
+                CKSST_ERR_INTERNAL,
+                format!("internal error (a bug): {what}"),
+            )
+        }
+    };
+    let message = CString::new(failure.message.replace('\0', " ")).unwrap_or_default();
+    // Even recording the message must not unwind into C (a thread being torn down).
+    let _ = LAST_ERROR.try_with(|last| *last.borrow_mut() = message);
+    failure.code
+}
+
+/// The message of the last error on the calling thread, NUL-terminated: what failed and why
+/// (for example `checksum mismatch in level 0 buckets: stored 0x…, computed 0x…`), or the
+/// empty string if no call on this thread has failed. The library owns it; it stays valid
+/// until the next failing call on the same thread. Successful calls leave it as it was.
+#[unsafe(no_mangle)]
+pub extern "C" fn cksst_last_error() -> *const c_char {
+    LAST_ERROR
+        .try_with(|last| last.borrow().as_ptr())
+        .unwrap_or(c"".as_ptr())
+}
+
+/// The name of a result code (`"CKSST_ERR_CORRUPT"`, …), a static string; `"CKSST_UNKNOWN"`
+/// for a value that is not one.
+#[unsafe(no_mangle)]
+pub extern "C" fn cksst_status_name(code: c_int) -> *const c_char {
+    let name: &'static CStr = match code {
+        CKSST_OK => c"CKSST_OK",
+        CKSST_ERR_INVALID_ARGUMENT => c"CKSST_ERR_INVALID_ARGUMENT",
+        CKSST_ERR_INVALID_CONFIG => c"CKSST_ERR_INVALID_CONFIG",
+        CKSST_ERR_FULL => c"CKSST_ERR_FULL",
+        CKSST_ERR_TOO_MANY_COPIES => c"CKSST_ERR_TOO_MANY_COPIES",
+        CKSST_ERR_OUT_OF_MEMORY => c"CKSST_ERR_OUT_OF_MEMORY",
+        CKSST_ERR_IO => c"CKSST_ERR_IO",
+        CKSST_ERR_BAD_MAGIC => c"CKSST_ERR_BAD_MAGIC",
+        CKSST_ERR_UNSUPPORTED_VERSION => c"CKSST_ERR_UNSUPPORTED_VERSION",
+        CKSST_ERR_TRUNCATED => c"CKSST_ERR_TRUNCATED",
+        CKSST_ERR_TRAILING_BYTES => c"CKSST_ERR_TRAILING_BYTES",
+        CKSST_ERR_CHECKSUM_MISMATCH => c"CKSST_ERR_CHECKSUM_MISMATCH",
+        CKSST_ERR_CORRUPT => c"CKSST_ERR_CORRUPT",
+        CKSST_ERR_NOT_GROWABLE => c"CKSST_ERR_NOT_GROWABLE",
+        CKSST_ERR_GROWABLE => c"CKSST_ERR_GROWABLE",
+        CKSST_ERR_BUFFER_TOO_SMALL => c"CKSST_ERR_BUFFER_TOO_SMALL",
+        CKSST_ERR_FINISHED => c"CKSST_ERR_FINISHED",
+        CKSST_ERR_INTERNAL => c"CKSST_ERR_INTERNAL",
+        _ => c"CKSST_UNKNOWN",
+    };
+    name.as_ptr()
+}
+
+/// The library's version, `"0.1.0"`, a static string.
+#[unsafe(no_mangle)]
+pub extern "C" fn cksst_version() -> *const c_char {
+    const VERSION: &CStr =
+        match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
+            Ok(v) => v,
+            Err(_) => c"",
+        };
+    VERSION.as_ptr()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The caller's pointers: every dereference of one is here.
+
+/// `len` bytes at `ptr`, NULL allowed for an empty slice.
+///
+/// # Safety
+/// Unless NULL, `ptr` points at `len` readable bytes that stay unchanged for `'a`.
+unsafe fn bytes<'a>(ptr: *const u8, len: usize, what: &str) -> Result<&'a [u8], Failure> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(Failure::argument(format!(
+            "{what} is NULL with length {len}"
+        )));
+    }
+    if len > isize::MAX as usize {
+        return Err(Failure::argument(format!(
+            "{what}'s length {len} is too large"
+        )));
+    }
+    // SAFETY: `ptr` is not NULL and `len` is at most isize::MAX; the caller guarantees that
+    // `len` bytes are readable at `ptr` and unchanged while the slice lives (the function's
+    // contract, stated on every public function that takes a pointer and a length). `u8` has
+    // alignment 1, so any address is aligned.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+/// `len` writable elements at `ptr`, NULL allowed when `len` is 0.
+///
+/// # Safety
+/// Unless NULL, `ptr` points at `len` writable, aligned `T`s nothing else accesses meanwhile.
+unsafe fn out_slice<'a, T>(ptr: *mut T, len: usize, what: &str) -> Result<&'a mut [T], Failure> {
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    if ptr.is_null() {
+        return Err(Failure::argument(format!(
+            "{what} is NULL with length {len}"
+        )));
+    }
+    if !ptr.is_aligned() {
+        return Err(Failure::argument(format!("{what} is not aligned")));
+    }
+    if len
+        .checked_mul(size_of::<T>().max(1))
+        .is_none_or(|n| n > isize::MAX as usize)
+    {
+        return Err(Failure::argument(format!(
+            "{what}'s length {len} is too large"
+        )));
+    }
+    // SAFETY: not NULL, aligned (checked), and no larger than isize::MAX bytes (checked); the
+    // caller guarantees `len` writable elements that nothing else accesses during the call.
+    Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
+}
+
+/// `len` elements at `ptr` to read, NULL allowed when `len` is 0.
+///
+/// # Safety
+/// Unless NULL, `ptr` points at `len` initialized, aligned `T`s unchanged during the call.
+unsafe fn in_slice<'a, T>(ptr: *const T, len: usize, what: &str) -> Result<&'a [T], Failure> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(Failure::argument(format!(
+            "{what} is NULL with length {len}"
+        )));
+    }
+    if !ptr.is_aligned() {
+        return Err(Failure::argument(format!("{what} is not aligned")));
+    }
+    if len
+        .checked_mul(size_of::<T>().max(1))
+        .is_none_or(|n| n > isize::MAX as usize)
+    {
+        return Err(Failure::argument(format!(
+            "{what}'s length {len} is too large"
+        )));
+    }
+    // SAFETY: not NULL, aligned and within isize::MAX bytes (checked); the caller guarantees
+    // `len` initialized elements unchanged during the call.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+/// The handle behind `ptr`.
+///
+/// # Safety
+/// Unless NULL, `ptr` came from this library's constructor of `T` and was not freed.
+unsafe fn handle<'a, T>(ptr: *const T, what: &str) -> Result<&'a T, Failure> {
+    // SAFETY: the caller passes NULL or a live handle, which `Box::into_raw` made: aligned,
+    // initialized, and not mutated while shared (each handle type documents which functions
+    // may run at once; those that do take `&T`).
+    unsafe { ptr.as_ref() }.ok_or_else(|| Failure::argument(format!("{what} is NULL")))
+}
+
+/// The handle behind `ptr`, to change it.
+///
+/// # Safety
+/// As [`handle`], and no other call uses the handle meanwhile.
+unsafe fn handle_mut<'a, T>(ptr: *mut T, what: &str) -> Result<&'a mut T, Failure> {
+    // SAFETY: as `handle`; the caller guarantees exclusive use for the call (documented on
+    // each handle type: one thread at a time for those with functions that change them).
+    unsafe { ptr.as_mut() }.ok_or_else(|| Failure::argument(format!("{what} is NULL")))
+}
+
+/// Stores `value` through `out`.
+///
+/// # Safety
+/// Unless NULL, `out` points at a writable, aligned `T`.
+unsafe fn put<T>(out: *mut T, value: T, what: &str) -> Result<(), Failure> {
+    if out.is_null() {
+        return Err(Failure::argument(format!("{what} is NULL")));
+    }
+    if !out.is_aligned() {
+        return Err(Failure::argument(format!("{what} is not aligned")));
+    }
+    // SAFETY: not NULL and aligned (checked); the caller guarantees it points at a writable
+    // `T`. `write` does not drop the old value, which may be uninitialized.
+    unsafe { out.write(value) };
+    Ok(())
+}
+
+/// Frees a handle made by `Box::into_raw`.
+///
+/// # Safety
+/// `ptr` is NULL or a live handle of type `T` from this library, not used again.
+unsafe fn free<T>(ptr: *mut T) {
+    if !ptr.is_null() {
+        // SAFETY: the caller passes a handle `Box::into_raw` made and gives it up.
+        drop(unsafe { Box::from_raw(ptr) });
+    }
+}
+
+/// A path from a NUL-terminated string.
+///
+/// # Safety
+/// Unless NULL, `path` points at a NUL-terminated string.
+unsafe fn path_of(path: *const c_char) -> Result<PathBuf, Failure> {
+    if path.is_null() {
+        return Err(Failure::argument("path is NULL"));
+    }
+    // SAFETY: not NULL; the caller guarantees a NUL-terminated string.
+    let s = unsafe { CStr::from_ptr(path) };
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Ok(PathBuf::from(std::ffi::OsStr::from_bytes(s.to_bytes())))
+    }
+    #[cfg(not(unix))]
+    {
+        s.to_str()
+            .map(PathBuf::from)
+            .map_err(|_| Failure::argument("path is not UTF-8"))
+    }
+}
+
+/// Bytes handed to the caller, released by [`cksst_bytes_free`].
+///
+/// # Safety
+/// `out` and `out_len` are NULL or point at writable, aligned values.
+unsafe fn give_bytes(v: Vec<u8>, out: *mut *mut u8, out_len: *mut usize) -> Result<(), Failure> {
+    if out.is_null() || out_len.is_null() {
+        return Err(Failure::argument(
+            "the output pointer or its length is NULL",
+        ));
+    }
+    let len = v.len();
+    let ptr = Box::into_raw(v.into_boxed_slice()) as *mut u8;
+    // SAFETY: both checked non-NULL; alignment is checked by `put`, and on its failure the
+    // bytes are taken back so nothing leaks.
+    unsafe {
+        if let Err(e) = put(out_len, len, "the length pointer")
+            .and_then(|()| put(out, ptr, "the output pointer"))
+        {
+            drop(Box::from_raw(ptr::slice_from_raw_parts_mut(ptr, len)));
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Releases bytes the library returned (from `cksst_builder_finish`,
+/// `cksst_growable_to_bytes`), with the length it returned with them. NULL is allowed.
+///
+/// # Safety
+/// `bytes` is NULL or came from this library with exactly `len`, and is not used again.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_bytes_free(bytes: *mut u8, len: usize) {
+    if !bytes.is_null() {
+        // SAFETY: the caller returns a boxed slice `give_bytes` made, with its length.
+        drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(bytes, len)) });
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hashing and configuration
+
+/// The 64-bit hash of a key (XXH3-64, seed 0; FORMAT.md "Hashing"), the same for every filter
+/// whatever its seed: hash a key once and ask every filter with the `*_contains_hash`
+/// functions. A NULL `key` hashes as the empty key.
+///
+/// # Safety
+/// `key` is NULL or points at `len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_hash(key: *const u8, len: usize) -> u64 {
+    // SAFETY: the caller's contract, as stated.
+    match unsafe { bytes(key, len, "key") } {
+        Ok(key) => KeyHash::of(key).to_u64(),
+        Err(_) => KeyHash::of(&[]).to_u64(),
+    }
+}
+
+/// Settings for a filter; fill one with [`cksst_config_init`] and change what you need.
+/// Zero in `bucket_size`, `fingerprint_bits` or `encoding` lets the library choose (the layout
+/// with the fewest bits per key that meets `false_positive_rate`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct cksst_config {
+    /// Keys the filter must hold (for a builder, only a hint: it is sized for the keys added).
+    pub capacity: u64,
+    /// The target false-positive rate, in (0, 1); 0.01 by default.
+    pub false_positive_rate: f64,
+    /// Slots per bucket: 2, 4 or 8; 0 to choose.
+    pub bucket_size: u32,
+    /// Fingerprint width in bits; 0 to choose.
+    pub fingerprint_bits: u32,
+    /// One of the `CKSST_ENCODING_*` values; 0 (`CKSST_ENCODING_AUTO`) to choose.
+    pub encoding: u32,
+    /// The most relocations per insert; 500 by default.
+    pub max_kicks: u32,
+    /// The seed of the bucket and fingerprint derivation.
+    pub seed: u64,
+    /// Growable filters: the capacity ratio between levels; 2 by default.
+    pub growth_factor: f64,
+    /// Growable filters: the share of the rate budget each level leaves to later ones; 0.2.
+    pub tightening: f64,
+    /// Growable filters: the most levels (0: no limit).
+    pub max_levels: u32,
+    /// Growable filters: the most bytes (0: no limit).
+    pub max_bytes: u64,
+}
+
+/// Fills `config` with the defaults for `capacity` keys: a 1 % false-positive rate, the layout
+/// chosen for it, the default seed and kicks, doubling levels.
+///
+/// # Safety
+/// `config` is NULL (an error) or points at a writable `cksst_config`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_config_init(config: *mut cksst_config, capacity: u64) -> c_int {
+    boundary(|| {
+        let value = cksst_config {
+            capacity,
+            false_positive_rate: DEFAULT_FPR,
+            bucket_size: 0,
+            fingerprint_bits: 0,
+            encoding: CKSST_ENCODING_AUTO,
+            max_kicks: DEFAULT_MAX_KICKS,
+            seed: DEFAULT_SEED,
+            growth_factor: DEFAULT_GROWTH_FACTOR,
+            tightening: DEFAULT_TIGHTENING,
+            max_levels: 0,
+            max_bytes: 0,
+        };
+        // SAFETY: the caller's contract, as stated.
+        unsafe { put(config, value, "config") }?;
+        Ok(CKSST_OK)
+    })
+}
+
+/// The Rust configuration of `config`, or the defaults (capacity 0) for NULL.
+///
+/// # Safety
+/// `config` is NULL or points at an initialized `cksst_config`.
+unsafe fn config_of(config: *const cksst_config) -> Result<Config, Failure> {
+    // SAFETY: the caller's contract, as stated; `cksst_config` is plain data (any bits valid).
+    let Some(c) = (unsafe { config.as_ref() }) else {
+        return Ok(Config::new(0));
+    };
+    let capacity = usize::try_from(c.capacity)
+        .map_err(|_| Failure::new(CKSST_ERR_INVALID_CONFIG, "capacity: too large"))?;
+    let mut out = Config::new(capacity)
+        .false_positive_rate(c.false_positive_rate)
+        .seed(c.seed)
+        .max_kicks(c.max_kicks)
+        .growth_factor(c.growth_factor)
+        .tightening(c.tightening)
+        .max_levels(c.max_levels)
+        .max_bytes(c.max_bytes);
+    if c.bucket_size != 0 {
+        out = out.bucket_size(c.bucket_size as usize);
+    }
+    if c.fingerprint_bits != 0 {
+        out = out.fingerprint_bits(c.fingerprint_bits);
+    }
+    out = match c.encoding {
+        CKSST_ENCODING_AUTO => out,
+        CKSST_ENCODING_PLAIN => out.encoding(Encoding::Plain),
+        CKSST_ENCODING_PACKED => out.encoding(Encoding::Packed),
+        CKSST_ENCODING_SEMI_SORTED => out.encoding(Encoding::SemiSorted),
+        other => {
+            return Err(Failure::new(
+                CKSST_ERR_INVALID_CONFIG,
+                format!("encoding: {other} is not one of the CKSST_ENCODING_* values (0 to 3)"),
+            ));
+        }
+    };
+    Ok(out)
+}
+
+fn answer(yes: bool) -> Result<c_int, Failure> {
+    Ok(c_int::from(yes))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The builder
+
+/// Builds the filter of an SSTable from all of its keys: add them, then finish into bytes.
+/// The filter is sized exactly for the distinct keys added (duplicates are dropped).
+///
+/// Thread safety: one thread at a time (it may move between threads).
+pub struct cksst_builder {
+    state: BuilderState,
+}
+
+enum BuilderState {
+    Adding(FilterBuilder),
+    /// A configuration [`config_of`] refused: keys are accepted and dropped, and finishing
+    /// reports the error, as [`cksst_builder_new`] documents.
+    Invalid(Failure),
+    /// The finished file (or compact block, `compact`), kept so that a `finish_into` with too
+    /// small a buffer can be retried.
+    Built {
+        bytes: Vec<u8>,
+        compact: bool,
+    },
+    Taken,
+}
+
+/// A builder for the keys to come, following `config` (NULL: the defaults). NULL if the
+/// memory for it cannot be had. Invalid settings are reported when it finishes.
+///
+/// # Safety
+/// `config` is NULL or points at an initialized `cksst_config`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_builder_new(config: *const cksst_config) -> *mut cksst_builder {
+    let mut made = ptr::null_mut();
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let state = match unsafe { config_of(config) } {
+            Ok(config) => BuilderState::Adding(FilterBuilder::new(config)),
+            // Reported when the builder finishes, as documented.
+            Err(invalid) => BuilderState::Invalid(invalid),
+        };
+        made = Box::into_raw(Box::new(cksst_builder { state }));
+        Ok(CKSST_OK)
+    });
+    made
+}
+
+/// Adds a key. `CKSST_ERR_FINISHED` after the filter was finished.
+///
+/// # Safety
+/// `builder` is a live builder used by no other thread; `key` is NULL or points at `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_builder_add_key(
+    builder: *mut cksst_builder,
+    key: *const u8,
+    len: usize,
+) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    boundary(|| unsafe { add(builder, KeyHash::of(bytes(key, len, "key")?)) })
+}
+
+/// Adds a key by its hash ([`cksst_hash`]).
+///
+/// # Safety
+/// `builder` is a live builder used by no other thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_builder_add_hash(builder: *mut cksst_builder, hash: u64) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    boundary(|| unsafe { add(builder, KeyHash::from_u64(hash)) })
+}
+
+/// # Safety
+/// As [`cksst_builder_add_hash`].
+unsafe fn add(builder: *mut cksst_builder, h: KeyHash) -> Result<c_int, Failure> {
+    // SAFETY: the caller's contract.
+    match &mut unsafe { handle_mut(builder, "builder") }?.state {
+        BuilderState::Adding(b) => {
+            b.add_hash(h);
+            Ok(CKSST_OK)
+        }
+        BuilderState::Invalid(_) => Ok(CKSST_OK),
+        _ => Err(Failure::new(
+            CKSST_ERR_FINISHED,
+            "the builder's filter was already finished",
+        )),
+    }
+}
+
+/// Keys added so far, duplicates included (0 once finished).
+///
+/// # Safety
+/// `builder` is NULL or a live builder used by no other thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_builder_len(builder: *const cksst_builder) -> usize {
+    // SAFETY: the caller's contract, as stated.
+    match unsafe { builder.as_ref() }.map(|b| &b.state) {
+        Some(BuilderState::Adding(b)) => b.len(),
+        _ => 0,
+    }
+}
+
+/// Builds the filter once, as a file or a compact block; later calls find the bytes.
+fn built(builder: &mut cksst_builder, compact: bool) -> Result<&mut Vec<u8>, Failure> {
+    if let BuilderState::Invalid(f) = &builder.state {
+        return Err(Failure::new(f.code, f.message.clone()));
+    }
+    if let BuilderState::Adding(_) = builder.state {
+        let BuilderState::Adding(b) = std::mem::replace(&mut builder.state, BuilderState::Taken)
+        else {
+            unreachable!()
+        };
+        let finished = if compact {
+            b.finish_compact()
+        } else {
+            b.finish().map(|f| f.to_bytes())
+        };
+        builder.state = match finished {
+            Ok(bytes) => BuilderState::Built { bytes, compact },
+            // Finishing again reports the same error.
+            Err(e) => BuilderState::Invalid(e.into()),
+        };
+        if let BuilderState::Invalid(f) = &builder.state {
+            return Err(Failure::new(f.code, f.message.clone()));
+        }
+    }
+    match &mut builder.state {
+        BuilderState::Built { bytes, compact: c } if *c == compact => Ok(bytes),
+        BuilderState::Built { .. } => Err(Failure::new(
+            CKSST_ERR_FINISHED,
+            "the builder's filter was finished in the other form (file or compact block)",
+        )),
+        _ => Err(Failure::new(
+            CKSST_ERR_FINISHED,
+            "the builder's bytes were already taken",
+        )),
+    }
+}
+
+/// # Safety
+/// As [`cksst_builder_finish`].
+unsafe fn finish(
+    builder: *mut cksst_builder,
+    bytes: *mut *mut u8,
+    len: *mut usize,
+    compact: bool,
+) -> c_int {
+    boundary(|| {
+        if bytes.is_null() || len.is_null() {
+            return Err(Failure::argument(
+                "the output pointer or its length is NULL",
+            ));
+        }
+        // SAFETY: the caller's contract.
+        let b = unsafe { handle_mut(builder, "builder") }?;
+        let out = std::mem::take(built(b, compact)?);
+        b.state = BuilderState::Taken;
+        // SAFETY: the caller's contract.
+        unsafe { give_bytes(out, bytes, len) }?;
+        Ok(CKSST_OK)
+    })
+}
+
+/// # Safety
+/// As [`cksst_builder_finish_into`].
+unsafe fn finish_into(
+    builder: *mut cksst_builder,
+    buf: *mut u8,
+    capacity: usize,
+    len: *mut usize,
+    compact: bool,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract.
+        let b = unsafe { handle_mut(builder, "builder") }?;
+        let file = built(b, compact)?;
+        // SAFETY: the caller's contract.
+        unsafe { put(len, file.len(), "len") }?;
+        if capacity < file.len() {
+            return Err(Failure::new(
+                CKSST_ERR_BUFFER_TOO_SMALL,
+                format!(
+                    "the filter takes {} bytes, the buffer has {capacity}",
+                    file.len()
+                ),
+            ));
+        }
+        // SAFETY: the caller's contract.
+        let out = unsafe { out_slice(buf, capacity, "buf") }?;
+        out[..file.len()].copy_from_slice(file);
+        Ok(CKSST_OK)
+    })
+}
+
+/// Finishes the filter into bytes the caller owns: a single-filter file (FORMAT.md), to store
+/// as a block of the SSTable. Stores the pointer and length; release them with
+/// [`cksst_bytes_free`]. After this the builder only needs freeing.
+///
+/// # Safety
+/// `builder` is a live builder used by no other thread; `bytes` and `len` point at writable
+/// values.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_builder_finish(
+    builder: *mut cksst_builder,
+    bytes: *mut *mut u8,
+    len: *mut usize,
+) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { finish(builder, bytes, len, false) }
+}
+
+/// Finishes the filter into the caller's buffer `buf` of `capacity` bytes (any alignment) and
+/// stores its length in `*len`. If the buffer is too small, returns
+/// `CKSST_ERR_BUFFER_TOO_SMALL` with the length needed in `*len` and keeps the filter: call
+/// again with a larger buffer (`capacity` 0 and `buf` NULL ask for the length).
+///
+/// # Safety
+/// `builder` is a live builder used by no other thread; `buf` is NULL or points at `capacity`
+/// writable bytes; `len` points at a writable `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_builder_finish_into(
+    builder: *mut cksst_builder,
+    buf: *mut u8,
+    capacity: usize,
+    len: *mut usize,
+) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { finish_into(builder, buf, capacity, len, false) }
+}
+
+/// Finishes the filter as a compact block (FORMAT.md §11) into bytes the caller owns: 4 bytes
+/// of header and exactly the buckets its keys need (about 9.2 bits a key at the default 1 %),
+/// with no checksum of its own, for a block whose integrity its container checks (a LevelDB
+/// filter block, say). Query it with [`cksst_compact_contains`]. Release the bytes with
+/// [`cksst_bytes_free`]. The configured seed must be the default.
+///
+/// # Safety
+/// As [`cksst_builder_finish`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_builder_finish_compact(
+    builder: *mut cksst_builder,
+    bytes: *mut *mut u8,
+    len: *mut usize,
+) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { finish(builder, bytes, len, true) }
+}
+
+/// [`cksst_builder_finish_compact`] into the caller's buffer, as [`cksst_builder_finish_into`]
+/// does: `CKSST_ERR_BUFFER_TOO_SMALL` with the length needed in `*len` if it does not fit.
+///
+/// # Safety
+/// As [`cksst_builder_finish_into`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_builder_finish_compact_into(
+    builder: *mut cksst_builder,
+    buf: *mut u8,
+    capacity: usize,
+    len: *mut usize,
+) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { finish_into(builder, buf, capacity, len, true) }
+}
+
+/// Releases a builder (NULL is allowed).
+///
+/// # Safety
+/// `builder` is NULL or a live builder, not used again.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_builder_free(builder: *mut cksst_builder) {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { free(builder) }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Views: bytes queried in place
+
+/// A filter read in place from bytes the caller owns (a filter block of an SSTable, a buffer,
+/// a mapping): nothing is copied, the bytes may sit at any address, and they must stay alive
+/// and unchanged until the view is freed.
+///
+/// Thread safety: immutable; any number of threads may query one view at once.
+pub struct cksst_view {
+    inner: FilterRef<'static>,
+}
+
+/// # Safety
+/// `bytes` points at `len` bytes that outlive the view; `out` at a writable pointer.
+unsafe fn open_view(
+    bytes_ptr: *const u8,
+    len: usize,
+    out: *mut *mut cksst_view,
+    verify: bool,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract: the bytes outlive the view (so `'static` is only as
+        // long as the caller keeps them, which each opening function documents).
+        let data: &'static [u8] = unsafe { bytes(bytes_ptr, len, "bytes") }?;
+        if out.is_null() {
+            return Err(Failure::argument("the output pointer is NULL"));
+        }
+        let inner = if verify {
+            FilterRef::from_bytes(data)?
+        } else {
+            FilterRef::from_bytes_assume_verified(data)?
+        };
+        let view = Box::into_raw(Box::new(cksst_view { inner }));
+        // SAFETY: the caller's contract; on failure the view is taken back.
+        if let Err(e) = unsafe { put(out, view, "the output pointer") } {
+            // SAFETY: made just above and not given out.
+            unsafe { free(view) };
+            return Err(e);
+        }
+        Ok(CKSST_OK)
+    })
+}
+
+/// Opens a view of a single-filter file's bytes, checked completely first: header, every
+/// field, every checksum (a few GB/s). Stores the view in `*view`.
+///
+/// # Safety
+/// `bytes` points at `len` readable bytes that stay alive and unchanged until the view is
+/// freed; `view` points at a writable pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_view_open(
+    bytes: *const u8,
+    len: usize,
+    view: *mut *mut cksst_view,
+) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { open_view(bytes, len, view, true) }
+}
+
+/// Opens a view of bytes the caller has already verified (a block whose own checksum its
+/// SSTable reader checked): only the header and level table are checked (microseconds), not
+/// the checksums of the buckets. Bytes damaged since the caller checked them can give wrong
+/// answers, false negatives included; memory safety does not depend on it.
+///
+/// # Safety
+/// As [`cksst_view_open`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_view_open_trusted(
+    bytes: *const u8,
+    len: usize,
+    view: *mut *mut cksst_view,
+) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { open_view(bytes, len, view, false) }
+}
+
+/// Whether the key may be in the filter: 1 ("maybe": read the table), 0 (certainly absent),
+/// or a negative error code (NULL view): any result but 0 means "read the table".
+///
+/// # Safety
+/// `view` is NULL or a live view; `key` is NULL or points at `len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_view_contains(
+    view: *const cksst_view,
+    key: *const u8,
+    len: usize,
+) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    boundary(|| unsafe {
+        answer(
+            handle(view, "view")?
+                .inner
+                .contains(bytes(key, len, "key")?),
+        )
+    })
+}
+
+/// As [`cksst_view_contains`], for a key hashed once with [`cksst_hash`].
+///
+/// # Safety
+/// `view` is NULL or a live view.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_view_contains_hash(view: *const cksst_view, hash: u64) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    boundary(|| unsafe {
+        answer(
+            handle(view, "view")?
+                .inner
+                .contains_hash(KeyHash::from_u64(hash)),
+        )
+    })
+}
+
+/// Answers `n` hashed keys at once, `out[i]` for `hashes[i]` (true: maybe present), with the
+/// memory accesses of later keys overlapped: several times the rate of single lookups on a
+/// large filter.
+///
+/// # Safety
+/// `view` is a live view; `hashes` points at `n` `uint64_t`s and `out` at `n` writable bools.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_view_contains_batch(
+    view: *const cksst_view,
+    hashes: *const u64,
+    n: usize,
+    out: *mut bool,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let (v, hashes, out) = unsafe {
+            (
+                handle(view, "view")?,
+                in_slice(hashes, n, "hashes")?,
+                out_slice(out, n, "out")?,
+            )
+        };
+        let hashes: Vec<KeyHash> = hashes.iter().map(|&h| KeyHash::from_u64(h)).collect();
+        v.inner.contains_batch(&hashes, out);
+        Ok(CKSST_OK)
+    })
+}
+
+/// Answers `n` keys at once: `keys[i]` of `lens[i]` bytes, answered in `out[i]`.
+///
+/// # Safety
+/// `view` is a live view; `keys` and `lens` point at `n` elements, each `keys[i]` NULL (with
+/// `lens[i]` 0) or pointing at `lens[i]` bytes; `out` at `n` writable bools.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_view_contains_keys(
+    view: *const cksst_view,
+    keys: *const *const u8,
+    lens: *const usize,
+    n: usize,
+    out: *mut bool,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let (v, hashes, out) = unsafe {
+            (
+                handle(view, "view")?,
+                hash_keys(keys, lens, n)?,
+                out_slice(out, n, "out")?,
+            )
+        };
+        v.inner.contains_batch(&hashes, out);
+        Ok(CKSST_OK)
+    })
+}
+
+/// The hashes of `n` keys given as pointers and lengths.
+///
+/// # Safety
+/// As [`cksst_view_contains_keys`]'s `keys`, `lens` and `n`.
+unsafe fn hash_keys(
+    keys: *const *const u8,
+    lens: *const usize,
+    n: usize,
+) -> Result<Vec<KeyHash>, Failure> {
+    // SAFETY: the caller's contract.
+    let (keys, lens) = unsafe { (in_slice(keys, n, "keys")?, in_slice(lens, n, "lens")?) };
+    keys.iter()
+        .zip(lens)
+        // SAFETY: the caller's contract: each key points at its length's bytes.
+        .map(|(&k, &len)| Ok(KeyHash::of(unsafe { bytes(k, len, "a key") }?)))
+        .collect()
+}
+
+/// The number of keys the filter holds.
+///
+/// # Safety
+/// `view` is NULL (0) or a live view.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_view_len(view: *const cksst_view) -> usize {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { view.as_ref() }.map_or(0, |v| v.inner.len())
+}
+
+/// The filter's false-positive bound (the rate at which absent keys answer "maybe", at most).
+///
+/// # Safety
+/// `view` is NULL (1.0) or a live view.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_view_expected_fpr(view: *const cksst_view) -> f64 {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { view.as_ref() }.map_or(1.0, |v| v.inner.expected_fpr())
+}
+
+/// Releases a view (NULL is allowed); the bytes it borrowed are the caller's again.
+///
+/// # Safety
+/// `view` is NULL or a live view, not used again (nor by a set made from it).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_view_free(view: *mut cksst_view) {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { free(view) }
+}
+
+/// Several views asked one key at a time, in order — an LSM tree's tables, newest first: one
+/// key hashed once, answered from every table's filter in one call.
+///
+/// Thread safety: immutable; any number of threads may query one set at once.
+pub struct cksst_view_set {
+    filters: Vec<FilterRef<'static>>,
+}
+
+/// A set of the `n` views in `views`, in that order. The views may be freed afterwards, but the
+/// bytes they borrowed must outlive the set. Stores the set in `*set`.
+///
+/// # Safety
+/// `views` points at `n` live views; `set` at a writable pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_view_set_new(
+    views: *const *const cksst_view,
+    n: usize,
+    set: *mut *mut cksst_view_set,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let views = unsafe { in_slice(views, n, "views") }?;
+        let filters = views
+            .iter()
+            // SAFETY: the caller's contract: each is a live view.
+            .map(|&v| unsafe { handle(v, "a view") }.map(|v| v.inner))
+            .collect::<Result<Vec<_>, _>>()?;
+        let made = Box::into_raw(Box::new(cksst_view_set { filters }));
+        // SAFETY: the caller's contract; on failure the set is taken back.
+        if let Err(e) = unsafe { put(set, made, "the output pointer") } {
+            // SAFETY: made just above and not given out.
+            unsafe { free(made) };
+            return Err(e);
+        }
+        Ok(CKSST_OK)
+    })
+}
+
+/// The first view of the set (in its order) that may contain the key hashed as `hash`: 1 and
+/// its position in `*index`, or 0 if every filter says the key is absent — no table need be
+/// read. A negative error code for a NULL argument.
+///
+/// # Safety
+/// `set` is a live set; `index` points at a writable `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_view_set_first_containing(
+    set: *const cksst_view_set,
+    hash: u64,
+    index: *mut usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let s = unsafe { handle(set, "set") }?;
+        if index.is_null() {
+            return Err(Failure::argument("index is NULL"));
+        }
+        match FilterRef::first_containing(&s.filters, KeyHash::from_u64(hash)) {
+            Some(i) => {
+                // SAFETY: the caller's contract, as stated.
+                unsafe { put(index, i, "index") }?;
+                Ok(1)
+            }
+            None => Ok(0),
+        }
+    })
+}
+
+/// Asks every view of the set: `out[i]` for the `i`-th (true: maybe present). `n` is the
+/// length of `out`, which must be the number of views in the set.
+///
+/// # Safety
+/// `set` is a live set; `out` points at `n` writable bools.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_view_set_contains_each(
+    set: *const cksst_view_set,
+    hash: u64,
+    out: *mut bool,
+    n: usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let (s, out) = unsafe { (handle(set, "set")?, out_slice(out, n, "out")?) };
+        if n != s.filters.len() {
+            return Err(Failure::argument(format!(
+                "out has {n} entries for a set of {} views",
+                s.filters.len()
+            )));
+        }
+        FilterRef::contains_hash_each(&s.filters, KeyHash::from_u64(hash), out);
+        Ok(CKSST_OK)
+    })
+}
+
+/// Releases a set (NULL is allowed).
+///
+/// # Safety
+/// `set` is NULL or a live set, not used again.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_view_set_free(set: *mut cksst_view_set) {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { free(set) }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compact blocks
+
+/// Whether the key may be in the compact block of `len` bytes at `block` (FORMAT.md §11), from
+/// its bytes alone, with nothing kept: 1 (maybe), 0 (absent) or a negative error code (a
+/// header that is not a compact block's: any result but 0 means "read the table"). The header
+/// is checked, the buckets are not (the container checked the block; any bytes are read
+/// safely). What a LevelDB filter policy's `key_may_match` does.
+///
+/// # Safety
+/// `block` points at `len` readable bytes; `key` is NULL or points at `key_len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_compact_contains(
+    block: *const u8,
+    len: usize,
+    key: *const u8,
+    key_len: usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let (block, key) = unsafe { (bytes(block, len, "block")?, bytes(key, key_len, "key")?) };
+        answer(CompactFilter::block_contains(block, key)?)
+    })
+}
+
+/// As [`cksst_compact_contains`], for a key hashed once with [`cksst_hash`].
+///
+/// # Safety
+/// `block` points at `len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_compact_contains_hash(
+    block: *const u8,
+    len: usize,
+    hash: u64,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let block = unsafe { bytes(block, len, "block") }?;
+        answer(CompactFilter::block_contains_hash(
+            block,
+            KeyHash::from_u64(hash),
+        )?)
+    })
+}
+
+/// Checks a compact block completely — its header against its length, its buckets well formed
+/// — and stores the number of keys it holds in `*keys` (NULL: not wanted). `CKSST_OK` or the
+/// error that names what is wrong.
+///
+/// # Safety
+/// `block` points at `len` readable bytes; `keys` is NULL or points at a writable `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_compact_check(
+    block: *const u8,
+    len: usize,
+    keys: *mut usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let block = unsafe { bytes(block, len, "block") }?;
+        let f = CompactFilter::from_bytes(block)?;
+        if !keys.is_null() {
+            // SAFETY: the caller's contract, as stated.
+            unsafe { put(keys, f.len(), "keys") }?;
+        }
+        Ok(CKSST_OK)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mapped files
+
+/// A filter file mapped into memory and queried in place, single or growable: opened in
+/// constant time; a lazily checked one verifies each chunk of its buckets the first time a
+/// lookup reads it, and answers "maybe" from a damaged chunk (never a false negative).
+///
+/// Thread safety: any number of threads may query one mapped filter at once.
+pub struct cksst_mapped {
+    inner: MappedFilter,
+}
+
+/// # Safety
+/// `path` is a NUL-terminated string; `out` points at a writable pointer.
+unsafe fn open_mapped(
+    path: *const c_char,
+    out: *mut *mut cksst_mapped,
+    open: fn(PathBuf) -> cuckoo_sst::Result<MappedFilter>,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract.
+        let path = unsafe { path_of(path) }?;
+        if out.is_null() {
+            return Err(Failure::argument("the output pointer is NULL"));
+        }
+        let made = Box::into_raw(Box::new(cksst_mapped { inner: open(path)? }));
+        // SAFETY: the caller's contract; on failure the handle is taken back.
+        if let Err(e) = unsafe { put(out, made, "the output pointer") } {
+            // SAFETY: made just above and not given out.
+            unsafe { free(made) };
+            return Err(e);
+        }
+        Ok(CKSST_OK)
+    })
+}
+
+/// Maps the filter file at `path` and checks it completely (header, fields, every checksum)
+/// before the first lookup. Stores the handle in `*mapped`.
+///
+/// # Safety
+/// `path` is a NUL-terminated string; `mapped` points at a writable pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_open(
+    path: *const c_char,
+    mapped: *mut *mut cksst_mapped,
+) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { open_mapped(path, mapped, MappedFilter::open) }
+}
+
+/// Maps the filter file at `path` in constant time: the header and level table are checked
+/// now, each chunk of buckets when a lookup first reads it ([`cksst_mapped_verify`] checks
+/// the rest).
+///
+/// # Safety
+/// As [`cksst_mapped_open`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_open_lazy(
+    path: *const c_char,
+    mapped: *mut *mut cksst_mapped,
+) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { open_mapped(path, mapped, MappedFilter::open_unverified) }
+}
+
+/// Maps `len` bytes at `offset` of the open file `fd` — a filter block inside an SSTable — and
+/// checks them completely (with `lazy` nonzero: the header and level table now, each chunk of
+/// buckets when first read). The file descriptor stays the caller's (the mapping keeps its own
+/// reference to the file). Unix only: elsewhere `CKSST_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `fd` is an open file descriptor; `mapped` points at a writable pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_open_range(
+    fd: c_int,
+    offset: u64,
+    len: u64,
+    lazy: c_int,
+    mapped: *mut *mut cksst_mapped,
+) -> c_int {
+    boundary(|| {
+        if mapped.is_null() {
+            return Err(Failure::argument("the output pointer is NULL"));
+        }
+        // SAFETY: the caller's contract, as stated.
+        let file = unsafe { file_of(fd) }?;
+        let inner = if lazy != 0 {
+            MappedFilter::open_range_unverified(&file, offset, len)?
+        } else {
+            MappedFilter::open_range(&file, offset, len)?
+        };
+        let made = Box::into_raw(Box::new(cksst_mapped { inner }));
+        // SAFETY: the caller's contract; on failure the handle is taken back.
+        if let Err(e) = unsafe { put(mapped, made, "the output pointer") } {
+            // SAFETY: made just above and not given out.
+            unsafe { free(made) };
+            return Err(e);
+        }
+        Ok(CKSST_OK)
+    })
+}
+
+/// A `File` of its own for the caller's descriptor (a duplicate, so closing it leaves the
+/// caller's open).
+///
+/// # Safety
+/// `fd` is an open file descriptor for the duration of the call.
+unsafe fn file_of(fd: c_int) -> Result<File, Failure> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::BorrowedFd;
+        if fd < 0 {
+            return Err(Failure::argument(format!(
+                "fd {fd} is not a file descriptor"
+            )));
+        }
+        // SAFETY: the caller's contract: `fd` is open for the duration of the call (which is
+        // all the borrow lasts: it is duplicated at once).
+        let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+        let owned = borrowed
+            .try_clone_to_owned()
+            .map_err(|e| Failure::from(Error::Io(e)))?;
+        Ok(File::from(owned))
+    }
+    #[cfg(not(unix))]
+    {
+        Err(Failure::argument(format!(
+            "fd {fd}: file descriptors are Unix only"
+        )))
+    }
+}
+
+/// Checks every chunk not checked yet: `CKSST_OK` if the whole file is sound, else the error
+/// of the first damage found (lookups then answer "maybe" from the damaged chunks).
+///
+/// # Safety
+/// `mapped` is NULL or a live mapped filter.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_verify(mapped: *const cksst_mapped) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe { handle(mapped, "mapped") }?.inner.verify()?;
+        Ok(CKSST_OK)
+    })
+}
+
+/// Whether the key may be in the file's filter: 1 (maybe), 0 (absent) or a negative error
+/// code (NULL handle).
+///
+/// # Safety
+/// `mapped` is NULL or a live mapped filter; `key` is NULL or points at `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_contains(
+    mapped: *const cksst_mapped,
+    key: *const u8,
+    len: usize,
+) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    boundary(|| unsafe {
+        answer(
+            handle(mapped, "mapped")?
+                .inner
+                .contains(bytes(key, len, "key")?),
+        )
+    })
+}
+
+/// As [`cksst_mapped_contains`], for a key hashed once with [`cksst_hash`].
+///
+/// # Safety
+/// `mapped` is NULL or a live mapped filter.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_contains_hash(
+    mapped: *const cksst_mapped,
+    hash: u64,
+) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    boundary(|| unsafe {
+        answer(
+            handle(mapped, "mapped")?
+                .inner
+                .contains_hash(KeyHash::from_u64(hash)),
+        )
+    })
+}
+
+/// Answers `n` hashed keys at once into `out` (true: maybe present).
+///
+/// # Safety
+/// `mapped` is a live mapped filter; `hashes` points at `n` `uint64_t`s, `out` at `n` bools.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_contains_batch(
+    mapped: *const cksst_mapped,
+    hashes: *const u64,
+    n: usize,
+    out: *mut bool,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let (m, hashes, out) = unsafe {
+            (
+                handle(mapped, "mapped")?,
+                in_slice(hashes, n, "hashes")?,
+                out_slice(out, n, "out")?,
+            )
+        };
+        let hashes: Vec<KeyHash> = hashes.iter().map(|&h| KeyHash::from_u64(h)).collect();
+        m.inner.contains_batch(&hashes, out);
+        Ok(CKSST_OK)
+    })
+}
+
+/// The number of keys the file's filter holds.
+///
+/// # Safety
+/// `mapped` is NULL (0) or a live mapped filter.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_len(mapped: *const cksst_mapped) -> usize {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { mapped.as_ref() }.map_or(0, |m| m.inner.len())
+}
+
+/// The number of levels (1 for a single filter).
+///
+/// # Safety
+/// `mapped` is NULL (0) or a live mapped filter.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_levels(mapped: *const cksst_mapped) -> usize {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { mapped.as_ref() }.map_or(0, |m| m.inner.levels())
+}
+
+/// Releases a mapped filter and unmaps its file (NULL is allowed).
+///
+/// # Safety
+/// `mapped` is NULL or a live mapped filter, not used again.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_free(mapped: *mut cksst_mapped) {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { free(mapped) }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The growable filter
+
+/// A filter that takes inserts and removals and grows in place as keys arrive, with a total
+/// false-positive rate bounded however far it grows (a memtable's filter, a set of unknown
+/// size).
+///
+/// Thread safety: one thread at a time for every function (it may move between threads);
+/// guard it with a lock to share it, or save it and map the file for concurrent readers.
+pub struct cksst_growable {
+    inner: ScalableCuckooFilter,
+}
+
+fn give_growable(
+    inner: ScalableCuckooFilter,
+    out: *mut *mut cksst_growable,
+) -> Result<c_int, Failure> {
+    let made = Box::into_raw(Box::new(cksst_growable { inner }));
+    // SAFETY: the callers pass their caller's output pointer, NULL or writable.
+    if let Err(e) = unsafe { put(out, made, "the output pointer") } {
+        // SAFETY: made just above and not given out.
+        unsafe { free(made) };
+        return Err(e);
+    }
+    Ok(CKSST_OK)
+}
+
+/// A new, empty growable filter following `config` (NULL: the defaults), its first level sized
+/// for `config->capacity` keys. Stores it in `*filter`.
+///
+/// # Safety
+/// `config` is NULL or points at an initialized `cksst_config`; `filter` at a writable pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_growable_new(
+    config: *const cksst_config,
+    filter: *mut *mut cksst_growable,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let config = unsafe { config_of(config) }?;
+        give_growable(ScalableCuckooFilter::new(config)?, filter)
+    })
+}
+
+/// Reads the growable filter saved at `path` (checked completely). Stores it in `*filter`.
+///
+/// # Safety
+/// `path` is a NUL-terminated string; `filter` points at a writable pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_growable_open(
+    path: *const c_char,
+    filter: *mut *mut cksst_growable,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let path = unsafe { path_of(path) }?;
+        let data = std::fs::read(&path).map_err(|e| Failure::from(Error::Io(e)))?;
+        give_growable(ScalableCuckooFilter::from_bytes(&data)?, filter)
+    })
+}
+
+/// Reads a growable filter from `len` bytes at `bytes_ptr` (copied; checked completely). Stores
+/// it in `*filter`.
+///
+/// # Safety
+/// `bytes_ptr` points at `len` readable bytes; `filter` at a writable pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_growable_from_bytes(
+    bytes_ptr: *const u8,
+    len: usize,
+    filter: *mut *mut cksst_growable,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let data = unsafe { bytes(bytes_ptr, len, "bytes") }?;
+        give_growable(ScalableCuckooFilter::from_bytes(data)?, filter)
+    })
+}
+
+/// Inserts a key (a multiset: inserting twice stores two copies). `CKSST_OK`, or
+/// `CKSST_ERR_FULL` / `CKSST_ERR_TOO_MANY_COPIES` with the filter unchanged.
+///
+/// # Safety
+/// `filter` is a live growable filter used by no other thread; `key` is NULL or points at
+/// `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_growable_insert(
+    filter: *mut cksst_growable,
+    key: *const u8,
+    len: usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let (f, key) = unsafe { (handle_mut(filter, "filter")?, bytes(key, len, "key")?) };
+        f.inner.insert(key)?;
+        Ok(CKSST_OK)
+    })
+}
+
+/// Inserts a key unless the filter may already hold it: 1 if inserted, 0 if it answered
+/// "maybe present" already (a set), or a negative error code.
+///
+/// # Safety
+/// As [`cksst_growable_insert`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_growable_insert_unique(
+    filter: *mut cksst_growable,
+    key: *const u8,
+    len: usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let (f, key) = unsafe { (handle_mut(filter, "filter")?, bytes(key, len, "key")?) };
+        answer(f.inner.insert_unique(key)?)
+    })
+}
+
+/// Removes one copy of a key that was inserted: 1 if an entry was removed, 0 if none answered
+/// for it. Remove only keys that were inserted: removing another key that collides with one
+/// can make that one disappear.
+///
+/// # Safety
+/// As [`cksst_growable_insert`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_growable_remove(
+    filter: *mut cksst_growable,
+    key: *const u8,
+    len: usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let (f, key) = unsafe { (handle_mut(filter, "filter")?, bytes(key, len, "key")?) };
+        answer(f.inner.remove(key))
+    })
+}
+
+/// Whether the key may be in the filter: 1 (maybe), 0 (absent) or a negative error code.
+///
+/// # Safety
+/// `filter` is NULL or a live growable filter no other thread changes meanwhile; `key` is NULL
+/// or points at `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_growable_contains(
+    filter: *const cksst_growable,
+    key: *const u8,
+    len: usize,
+) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    boundary(|| unsafe {
+        answer(
+            handle(filter, "filter")?
+                .inner
+                .contains(bytes(key, len, "key")?),
+        )
+    })
+}
+
+/// As [`cksst_growable_contains`], for a key hashed once with [`cksst_hash`].
+///
+/// # Safety
+/// `filter` is NULL or a live growable filter no other thread changes meanwhile.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_growable_contains_hash(
+    filter: *const cksst_growable,
+    hash: u64,
+) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    boundary(|| unsafe {
+        answer(
+            handle(filter, "filter")?
+                .inner
+                .contains_hash(KeyHash::from_u64(hash)),
+        )
+    })
+}
+
+/// The number of entries (keys inserted, copies counted, minus those removed).
+///
+/// # Safety
+/// `filter` is NULL (0) or a live growable filter.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_growable_len(filter: *const cksst_growable) -> usize {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { filter.as_ref() }.map_or(0, |f| f.inner.len())
+}
+
+/// The number of levels the filter has grown to.
+///
+/// # Safety
+/// `filter` is NULL (0) or a live growable filter.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_growable_levels(filter: *const cksst_growable) -> usize {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { filter.as_ref() }.map_or(0, |f| f.inner.levels())
+}
+
+/// Saves the filter to `path` atomically (a temporary file renamed over it, synced): a reader
+/// sees the old file or the new one, never a torn one. Map it with [`cksst_mapped_open`].
+///
+/// # Safety
+/// `filter` is a live growable filter no other thread changes meanwhile; `path` is a
+/// NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_growable_save(
+    filter: *const cksst_growable,
+    path: *const c_char,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let (f, path) = unsafe { (handle(filter, "filter")?, path_of(path)?) };
+        f.inner.save(path)?;
+        Ok(CKSST_OK)
+    })
+}
+
+/// The filter's file bytes, which the caller owns: release them with [`cksst_bytes_free`].
+///
+/// # Safety
+/// `filter` is a live growable filter no other thread changes meanwhile; `bytes` and `len`
+/// point at writable values.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_growable_to_bytes(
+    filter: *const cksst_growable,
+    bytes: *mut *mut u8,
+    len: *mut usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let f = unsafe { handle(filter, "filter") }?;
+        // SAFETY: the caller's contract, as stated.
+        unsafe { give_bytes(f.inner.to_bytes(), bytes, len) }?;
+        Ok(CKSST_OK)
+    })
+}
+
+/// Releases a growable filter (NULL is allowed).
+///
+/// # Safety
+/// `filter` is NULL or a live growable filter, not used again.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_growable_free(filter: *mut cksst_growable) {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { free(filter) }
+}

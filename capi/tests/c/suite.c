@@ -1,0 +1,1752 @@
+/*
+ * suite.c: the C test suite of the cuckoo-sst C interface (issue 27, item 2).
+ *
+ *     suite DIR
+ *
+ * DIR holds the fixtures that the Rust driver, capi/tests/c_suite.rs, wrote with the Rust crate,
+ * described by DIR/fixtures.txt (one directive a line, `#` starts a comment):
+ *
+ *     version V                     the library version cksst_version() must report
+ *     single FILE KEYS ABSENT       a single-filter file holding the present keys 0 .. KEYS-1;
+ *                                   FILE.absent holds Rust's answer (one byte, 0 or 1) for each
+ *                                   absent key 0 .. ABSENT-1
+ *     growable FILE KEYS ABSENT LEVELS LEN
+ *                                   a growable filter (Rust's ScalableCuckooFilter) holding the
+ *                                   present keys 0 .. KEYS-1 and the `hash` lines' key hashes,
+ *                                   LEVELS levels and LEN entries; FILE.absent as above
+ *     hash HEX                      a key hash the growable filter holds (keys crafted by hash
+ *                                   to make it start new levels)
+ *     embedded FILE INDEX OFFSET LEN
+ *                                   the bytes of single filter INDEX (0-based, in the order of
+ *                                   the `single` lines) sit at OFFSET of FILE, among other bytes
+ *     grow INSERTS UNIQUE EVERY     what to do to the growable filter (section 3): insert keys
+ *                                   c 0 .. INSERTS-1, insert_unique keys c INSERTS ..
+ *                                   INSERTS+UNIQUE-1, remove the keys c i < INSERTS with
+ *                                   i % EVERY == 0; the driver then checks c_growable.cksst
+ *
+ * Keys are 16 bytes: present key i is "p%015zu", absent key i "a%015zu", key i that this
+ * suite inserts "c%015zu".
+ *
+ * The suite writes c_built.cksst (section 4) and c_growable.cksst (section 3) into DIR, which
+ * the driver checks from Rust afterwards, and some scratch files.
+ *
+ * C99 and POSIX (open, close, threads), nothing but cuckoo_sst.h and libc. Every check is a CHECK*: on
+ * failure it prints the file, line, expression, what was being checked and cksst_last_error(),
+ * and exits with status 1. The driver builds it with -std=c99 -Wall -Wextra -Werror -pedantic
+ * and, where the compiler has them, AddressSanitizer (leaks detected) and UBSan: everything the
+ * suite allocates or is given by the library is freed.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cuckoo_sst.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------------------------ */
+/* Checks */
+
+static unsigned long long checks;
+static char context[512];
+
+static void fail(const char *file, int line, const char *expr, const char *detail)
+{
+    const char *e = cksst_last_error();
+    fflush(stdout);
+    fprintf(stderr, "%s:%d: CHECK failed: %s\n", file, line, expr);
+    if (detail != NULL && detail[0] != '\0') {
+        fprintf(stderr, "  %s\n", detail);
+    }
+    if (context[0] != '\0') {
+        fprintf(stderr, "  while checking: %s\n", context);
+    }
+    fprintf(stderr, "  cksst_last_error(): \"%s\"\n", e != NULL ? e : "(NULL)");
+    fprintf(stderr, "  (%llu checks had passed)\n", checks);
+    exit(1);
+}
+
+/* What is being checked, for the failure message. */
+static void set_context(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(context, sizeof context, fmt, ap);
+    va_end(ap);
+}
+
+#define CHECK(expr)                                                                            \
+    do {                                                                                       \
+        ++checks;                                                                              \
+        if (!(expr)) {                                                                         \
+            fail(__FILE__, __LINE__, #expr, NULL);                                             \
+        }                                                                                      \
+    } while (0)
+
+#if defined(__GNUC__)
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PRINTF_LIKE(f, a)
+#endif
+
+static void failf(const char *file, int line, const char *expr, const char *fmt, ...)
+    PRINTF_LIKE(4, 5);
+
+/* fail() with a printf-style detail. */
+static void failf(const char *file, int line, const char *expr, const char *fmt, ...)
+{
+    char detail[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    fail(file, line, expr, detail);
+}
+
+/* CHECK with a printf-style detail: CHECKF(x == 1, "key %zu", i). */
+#define CHECKF(expr, ...)                                                                      \
+    do {                                                                                       \
+        ++checks;                                                                              \
+        if (!(expr)) {                                                                         \
+            failf(__FILE__, __LINE__, #expr, __VA_ARGS__);                                     \
+        }                                                                                      \
+    } while (0)
+
+/* The call returns the code `want` (CKSST_OK, CKSST_ERR_*, or an answer 0 / 1). */
+#define CHECK_RC(call, want)                                                                   \
+    do {                                                                                       \
+        int rc_ = (call);                                                                      \
+        int want_ = (want);                                                                    \
+        ++checks;                                                                              \
+        if (rc_ != want_) {                                                                    \
+            failf(__FILE__, __LINE__, #call, "returned %d (%s), expected %d (%s)", rc_,        \
+                  cksst_status_name(rc_), want_, cksst_status_name(want_));                    \
+        }                                                                                      \
+    } while (0)
+
+/* The call fails with the error `want` and leaves a message for cksst_last_error(). */
+#define CHECK_ERR(call, want)                                                                  \
+    do {                                                                                       \
+        CHECK_RC(call, want);                                                                  \
+        CHECK(cksst_last_error() != NULL && cksst_last_error()[0] != '\0');                    \
+    } while (0)
+
+/* The call fails, with an error code the header declares, never CKSST_ERR_INTERNAL (a panic
+ * caught at the boundary) and never success or an answer. */
+#define CHECK_FAILS(call)                                                                      \
+    do {                                                                                       \
+        int rc_ = (call);                                                                      \
+        ++checks;                                                                              \
+        if (!(rc_ < 0 && rc_ > CKSST_ERR_INTERNAL)) {                                          \
+            failf(__FILE__, __LINE__, #call, "returned %d (%s), expected an error", rc_,       \
+                  cksst_status_name(rc_));                                                     \
+        }                                                                                      \
+        CHECK(cksst_last_error()[0] != '\0');                                                  \
+    } while (0)
+
+/* ------------------------------------------------------------------------------------------ */
+/* Memory, files, keys */
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n != 0 ? n : 1);
+    if (p == NULL) {
+        fprintf(stderr, "out of memory (%zu bytes)\n", n);
+        exit(2);
+    }
+    return p;
+}
+
+static const char *dir;
+
+/* DIR/name into `out`. */
+static void path_in(char *out, size_t cap, const char *name)
+{
+    int n = snprintf(out, cap, "%s/%s", dir, name);
+    CHECKF(n > 0 && (size_t)n < cap, "path %s/%s too long", dir, name);
+}
+
+/* The whole file DIR/name, malloc'd, exactly its length (so that AddressSanitizer catches a
+ * read past the end by this program). */
+static uint8_t *read_file(const char *name, size_t *len)
+{
+    char path[4096];
+    FILE *f;
+    size_t cap = 1 << 16, n = 0, got;
+    uint8_t *buf = xmalloc(cap), *exact;
+    path_in(path, sizeof path, name);
+    f = fopen(path, "rb");
+    CHECKF(f != NULL, "cannot open %s", path);
+    while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            uint8_t *bigger = xmalloc(cap * 2);
+            memcpy(bigger, buf, n);
+            free(buf);
+            buf = bigger;
+            cap *= 2;
+        }
+    }
+    CHECKF(!ferror(f), "cannot read %s", path);
+    fclose(f);
+    exact = xmalloc(n);
+    memcpy(exact, buf, n);
+    free(buf);
+    *len = n;
+    return exact;
+}
+
+static void write_file(const char *name, const uint8_t *bytes, size_t len)
+{
+    char path[4096];
+    FILE *f;
+    path_in(path, sizeof path, name);
+    f = fopen(path, "wb");
+    CHECKF(f != NULL, "cannot create %s", path);
+    CHECKF(fwrite(bytes, 1, len, f) == len, "cannot write %s", path);
+    CHECKF(fclose(f) == 0, "cannot close %s", path);
+}
+
+/* `len` bytes copied into a buffer of their own, exactly that long (NULL for 0 bytes). */
+static uint8_t *copy_of(const uint8_t *bytes, size_t len)
+{
+    uint8_t *c;
+    if (len == 0) {
+        return NULL;
+    }
+    c = xmalloc(len);
+    memcpy(c, bytes, len);
+    return c;
+}
+
+#define KEY_LEN 16
+
+/* n keys "<prefix>%015zu", with what the batch functions take. */
+typedef struct {
+    size_t n;
+    uint8_t *bytes;       /* n keys of KEY_LEN bytes, back to back */
+    const uint8_t **ptrs; /* the address of each */
+    size_t *lens;         /* KEY_LEN each */
+    uint64_t *hashes;     /* cksst_hash of each */
+} keyset;
+
+static void keyset_make(keyset *ks, char prefix, size_t n)
+{
+    size_t i;
+    ks->n = n;
+    ks->bytes = xmalloc(n * KEY_LEN);
+    ks->ptrs = xmalloc(n * sizeof *ks->ptrs);
+    ks->lens = xmalloc(n * sizeof *ks->lens);
+    ks->hashes = xmalloc(n * sizeof *ks->hashes);
+    for (i = 0; i < n; i++) {
+        char text[32];
+        int w = snprintf(text, sizeof text, "%c%015zu", prefix, i);
+        CHECK(w == KEY_LEN);
+        memcpy(ks->bytes + i * KEY_LEN, text, KEY_LEN);
+        ks->ptrs[i] = ks->bytes + i * KEY_LEN;
+        ks->lens[i] = KEY_LEN;
+        ks->hashes[i] = cksst_hash(ks->ptrs[i], KEY_LEN);
+    }
+}
+
+static void keyset_free(keyset *ks)
+{
+    free(ks->bytes);
+    free((void *)ks->ptrs);
+    free(ks->lens);
+    free(ks->hashes);
+    memset(ks, 0, sizeof *ks);
+}
+
+static const uint8_t *key(const keyset *ks, size_t i)
+{
+    return ks->bytes + i * KEY_LEN;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The fixtures */
+
+#define MAX_FIXTURES 32
+
+typedef struct {
+    char file[128];
+    size_t keys;      /* present keys 0 .. keys-1 */
+    size_t absent;    /* absent keys 0 .. absent-1, answered in `answers` */
+    uint8_t *bytes;   /* the file, malloc'd */
+    size_t len;
+    uint8_t *answers; /* Rust's answer for each absent key, 0 or 1 */
+} fixture;
+
+typedef struct {
+    size_t index;
+    unsigned long long offset, len;
+} embedding;
+
+static char version[32];
+static fixture singles[MAX_FIXTURES];
+static size_t n_singles;
+static fixture growable;
+static size_t growable_levels, growable_len;
+static uint64_t crafted[256];
+static size_t n_crafted;
+static char embedded_file[128];
+static embedding embedded[MAX_FIXTURES];
+static size_t n_embedded;
+static size_t grow_inserts, grow_unique, grow_every;
+
+/* Keys: present (the most any fixture holds), absent (the most any fixture answers), and the
+ * suite's own inserts. */
+static keyset pk, ak, ck;
+/* Scratch answers, as long as the longest key set. */
+static bool *out;
+
+static void load_fixture(fixture *f)
+{
+    char name[160];
+    size_t n;
+    f->bytes = read_file(f->file, &f->len);
+    snprintf(name, sizeof name, "%s.absent", f->file);
+    f->answers = read_file(name, &n);
+    CHECKF(n == f->absent, "%s: %zu answers, the manifest says %zu", name, n, f->absent);
+    for (n = 0; n < f->absent; n++) {
+        CHECKF(f->answers[n] <= 1, "%s: byte %zu is %u", name, n, f->answers[n]);
+    }
+}
+
+static void read_manifest(void)
+{
+    char path[4096], line[1024];
+    FILE *m;
+    unsigned lineno = 0;
+    size_t e;
+    path_in(path, sizeof path, "fixtures.txt");
+    m = fopen(path, "r");
+    CHECKF(m != NULL, "cannot open %s", path);
+    while (fgets(line, sizeof line, m) != NULL) {
+        char word[32], text[128];
+        unsigned long long a, b;
+        size_t x, y, z;
+        ++lineno;
+        set_context("%s line %u: %s", path, lineno, line);
+        if (line[0] == '#' || sscanf(line, "%31s", word) != 1) {
+            continue;
+        }
+        if (strcmp(word, "version") == 0) {
+            CHECK(sscanf(line, "version %31s", version) == 1);
+        } else if (strcmp(word, "single") == 0) {
+            fixture *f;
+            CHECK(n_singles < MAX_FIXTURES);
+            f = &singles[n_singles++];
+            CHECK(sscanf(line, "single %127s %zu %zu", f->file, &f->keys, &f->absent) == 3);
+        } else if (strcmp(word, "growable") == 0) {
+            CHECK(sscanf(line, "growable %127s %zu %zu %zu %zu", growable.file, &growable.keys,
+                         &growable.absent, &growable_levels, &growable_len) == 5);
+        } else if (strcmp(word, "hash") == 0) {
+            char *end;
+            CHECK(n_crafted < sizeof crafted / sizeof crafted[0]);
+            CHECK(sscanf(line, "hash %127s", text) == 1);
+            crafted[n_crafted++] = strtoull(text, &end, 16);
+            CHECK(*end == '\0');
+        } else if (strcmp(word, "embedded") == 0) {
+            CHECK(n_embedded < MAX_FIXTURES);
+            CHECK(sscanf(line, "embedded %127s %zu %llu %llu", text, &x, &a, &b) == 4);
+            strcpy(embedded_file, text);
+            embedded[n_embedded].index = x;
+            embedded[n_embedded].offset = a;
+            embedded[n_embedded].len = b;
+            ++n_embedded;
+        } else if (strcmp(word, "grow") == 0) {
+            CHECK(sscanf(line, "grow %zu %zu %zu", &x, &y, &z) == 3);
+            grow_inserts = x;
+            grow_unique = y;
+            grow_every = z;
+            CHECK(grow_every > 0 && grow_inserts > 2);
+        } else {
+            CHECKF(0, "unknown directive %s", word);
+        }
+    }
+    fclose(m);
+    set_context("the manifest");
+    CHECK(version[0] != '\0');
+    CHECK(n_singles >= 2);
+    CHECK(growable.file[0] != '\0');
+    CHECK(n_embedded > 0 && embedded_file[0] != '\0');
+    CHECK(grow_every > 0);
+    for (e = 0; e < n_embedded; e++) {
+        CHECK(embedded[e].index < n_singles);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Asking a filter every key of a fixture */
+
+/* The present keys 0 .. keys-1 all answer 1, and the absent keys 0 .. absent-1 answer as Rust
+ * did (`answers`), through every lookup a view has. */
+static void check_view(const cksst_view *v, size_t keys, size_t absent, const uint8_t *answers)
+{
+    size_t i;
+    double fpr = cksst_view_expected_fpr(v);
+    CHECKF(cksst_view_len(v) == keys, "len %zu, expected %zu", cksst_view_len(v), keys);
+    CHECKF(fpr >= 0.0 && fpr <= 1.0, "expected_fpr %g", fpr);
+    for (i = 0; i < keys; i++) {
+        CHECKF(cksst_view_contains(v, key(&pk, i), KEY_LEN) == 1, "present key %zu", i);
+        CHECKF(cksst_view_contains_hash(v, pk.hashes[i]) == 1, "present key %zu", i);
+    }
+    memset(out, 0, keys * sizeof *out);
+    CHECK_RC(cksst_view_contains_batch(v, pk.hashes, keys, out), CKSST_OK);
+    for (i = 0; i < keys; i++) {
+        CHECKF(out[i], "present key %zu (batch)", i);
+    }
+    memset(out, 0, keys * sizeof *out);
+    CHECK_RC(cksst_view_contains_keys(v, pk.ptrs, pk.lens, keys, out), CKSST_OK);
+    for (i = 0; i < keys; i++) {
+        CHECKF(out[i], "present key %zu (keys)", i);
+    }
+    for (i = 0; i < absent; i++) {
+        CHECKF(cksst_view_contains(v, key(&ak, i), KEY_LEN) == answers[i], "absent key %zu", i);
+        CHECKF(cksst_view_contains_hash(v, ak.hashes[i]) == answers[i], "absent key %zu", i);
+    }
+    /* Each answer the opposite of Rust's first, so that every one must be written. */
+    for (i = 0; i < absent; i++) {
+        out[i] = !answers[i];
+    }
+    CHECK_RC(cksst_view_contains_batch(v, ak.hashes, absent, out), CKSST_OK);
+    for (i = 0; i < absent; i++) {
+        CHECKF(out[i] == answers[i], "absent key %zu (batch)", i);
+    }
+    for (i = 0; i < absent; i++) {
+        out[i] = !answers[i];
+    }
+    CHECK_RC(cksst_view_contains_keys(v, ak.ptrs, ak.lens, absent, out), CKSST_OK);
+    for (i = 0; i < absent; i++) {
+        CHECKF(out[i] == answers[i], "absent key %zu (keys)", i);
+    }
+}
+
+/* The same through a mapped filter, which also holds the crafted key hashes `hashes` and has
+ * `len` entries in `levels` levels. */
+static void check_mapped(const cksst_mapped *m, size_t keys, const uint64_t *hashes,
+                         size_t n_hashes, size_t len, size_t levels, size_t absent,
+                         const uint8_t *answers)
+{
+    size_t i;
+    CHECKF(cksst_mapped_len(m) == len, "len %zu, expected %zu", cksst_mapped_len(m), len);
+    CHECKF(cksst_mapped_levels(m) == levels, "levels %zu, expected %zu", cksst_mapped_levels(m),
+           levels);
+    for (i = 0; i < keys; i++) {
+        CHECKF(cksst_mapped_contains(m, key(&pk, i), KEY_LEN) == 1, "present key %zu", i);
+        CHECKF(cksst_mapped_contains_hash(m, pk.hashes[i]) == 1, "present key %zu", i);
+    }
+    memset(out, 0, keys * sizeof *out);
+    CHECK_RC(cksst_mapped_contains_batch(m, pk.hashes, keys, out), CKSST_OK);
+    for (i = 0; i < keys; i++) {
+        CHECKF(out[i], "present key %zu (batch)", i);
+    }
+    for (i = 0; i < n_hashes; i++) {
+        CHECKF(cksst_mapped_contains_hash(m, hashes[i]) == 1, "crafted hash %zu", i);
+    }
+    for (i = 0; i < absent; i++) {
+        CHECKF(cksst_mapped_contains(m, key(&ak, i), KEY_LEN) == answers[i], "absent key %zu",
+               i);
+        CHECKF(cksst_mapped_contains_hash(m, ak.hashes[i]) == answers[i], "absent key %zu", i);
+    }
+    for (i = 0; i < absent; i++) {
+        out[i] = !answers[i];
+    }
+    CHECK_RC(cksst_mapped_contains_batch(m, ak.hashes, absent, out), CKSST_OK);
+    for (i = 0; i < absent; i++) {
+        CHECKF(out[i] == answers[i], "absent key %zu (batch)", i);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* 0. Hashing, names, version */
+
+static void section_basics(void)
+{
+    int code;
+    set_context("hashing, status names, version");
+    /* FORMAT.md §2's test vectors. */
+    CHECK(cksst_hash((const uint8_t *)"", 0) == 0x2D06800538D394C2ULL);
+    CHECK(cksst_hash(NULL, 0) == 0x2D06800538D394C2ULL);
+    CHECK(cksst_hash((const uint8_t *)"a", 1) == 0xE6C632B61E964E1FULL);
+    CHECK(cksst_hash((const uint8_t *)"abc", 3) == 0x78AF5F94892F3950ULL);
+    /* Documented: a NULL key hashes as the empty key, whatever its length. */
+    CHECK(cksst_hash(NULL, 5) == 0x2D06800538D394C2ULL);
+    CHECK(strcmp(cksst_version(), version) == 0);
+    for (code = CKSST_ERR_INTERNAL - 3; code <= 3; code++) {
+        const char *name = cksst_status_name(code);
+        int other;
+        CHECKF(name != NULL && strncmp(name, "CKSST_", 6) == 0, "code %d", code);
+        if (code < CKSST_ERR_INTERNAL || code > CKSST_OK) {
+            CHECKF(strcmp(name, "CKSST_UNKNOWN") == 0, "code %d: %s", code, name);
+            continue;
+        }
+        CHECKF(strcmp(name, "CKSST_UNKNOWN") != 0, "code %d", code);
+        CHECKF(code == CKSST_OK || strncmp(name, "CKSST_ERR_", 10) == 0, "code %d: %s", code,
+               name);
+        for (other = CKSST_ERR_INTERNAL; other < code; other++) {
+            CHECKF(strcmp(name, cksst_status_name(other)) != 0, "codes %d and %d: %s", code,
+                   other, name);
+        }
+    }
+    CHECK(strcmp(cksst_status_name(CKSST_OK), "CKSST_OK") == 0);
+    CHECK(strcmp(cksst_status_name(CKSST_ERR_CORRUPT), "CKSST_ERR_CORRUPT") == 0);
+    CHECK(strcmp(cksst_status_name(CKSST_ERR_CHECKSUM_MISMATCH), "CKSST_ERR_CHECKSUM_MISMATCH") ==
+          0);
+    CHECK(strcmp(cksst_status_name(CKSST_ERR_INTERNAL), "CKSST_ERR_INTERNAL") == 0);
+}
+
+/* Another thread's last error: its own, untouched by the first thread's and not touching it. */
+static void *other_thread(void *unused)
+{
+    static int ok;
+    (void)unused;
+    ok = cksst_last_error()[0] == '\0' &&
+         cksst_config_init(NULL, 0) == CKSST_ERR_INVALID_ARGUMENT &&
+         strstr(cksst_last_error(), "config") != NULL;
+    return &ok;
+}
+
+static void section_threads(void)
+{
+    pthread_t t;
+    void *ok = NULL;
+    cksst_config cfg;
+    set_context("the last error, per thread");
+    CHECK_ERR(cksst_view_contains(NULL, NULL, 0), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(cksst_last_error(), "view") != NULL);
+    CHECK(pthread_create(&t, NULL, other_thread, NULL) == 0);
+    CHECK(pthread_join(t, &ok) == 0);
+    CHECK(ok != NULL && *(int *)ok == 1);
+    CHECK(strstr(cksst_last_error(), "view") != NULL);
+    /* A successful call leaves the message as it was. */
+    CHECK_RC(cksst_config_init(&cfg, 0), CKSST_OK);
+    CHECK(strstr(cksst_last_error(), "view") != NULL);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* 1. Single filters: views of the bytes at any address, mapped files, ranges of a file */
+
+static void section_singles(void)
+{
+    size_t k, e;
+    const size_t offsets[] = {1, 37};
+    char path[4096];
+    int fd;
+    cksst_mapped *kept = NULL;
+    const fixture *kept_f = NULL;
+
+    for (k = 0; k < n_singles; k++) {
+        const fixture *f = &singles[k];
+        cksst_view *v = NULL;
+        cksst_mapped *m = NULL;
+        size_t o;
+
+        set_context("%s (%zu keys): cksst_view_open of the bytes as read", f->file, f->keys);
+        CHECK_RC(cksst_view_open(f->bytes, f->len, &v), CKSST_OK);
+        CHECK(v != NULL);
+        check_view(v, f->keys, f->absent, f->answers);
+        cksst_view_free(v);
+
+        set_context("%s (%zu keys): cksst_view_open_trusted", f->file, f->keys);
+        v = NULL;
+        CHECK_RC(cksst_view_open_trusted(f->bytes, f->len, &v), CKSST_OK);
+        check_view(v, f->keys, f->absent, f->answers);
+        cksst_view_free(v);
+
+        /* Copies at odd addresses: a checked view of one, a trusted view of the other. */
+        for (o = 0; o < sizeof offsets / sizeof offsets[0]; o++) {
+            uint8_t *buf = xmalloc(offsets[o] + f->len);
+            memcpy(buf + offsets[o], f->bytes, f->len);
+            set_context("%s (%zu keys): %s of a copy at address %p (offset %zu)", f->file,
+                        f->keys, o == 0 ? "cksst_view_open" : "cksst_view_open_trusted",
+                        (void *)(buf + offsets[o]), offsets[o]);
+            v = NULL;
+            if (o == 0) {
+                CHECK_RC(cksst_view_open(buf + offsets[o], f->len, &v), CKSST_OK);
+            } else {
+                CHECK_RC(cksst_view_open_trusted(buf + offsets[o], f->len, &v), CKSST_OK);
+            }
+            check_view(v, f->keys, f->absent, f->answers);
+            cksst_view_free(v);
+            free(buf);
+        }
+
+        path_in(path, sizeof path, f->file);
+        set_context("%s (%zu keys): cksst_mapped_open", f->file, f->keys);
+        CHECK_RC(cksst_mapped_open(path, &m), CKSST_OK);
+        check_mapped(m, f->keys, NULL, 0, f->keys, 1, f->absent, f->answers);
+        CHECK_RC(cksst_mapped_verify(m), CKSST_OK);
+        cksst_mapped_free(m);
+
+        set_context("%s (%zu keys): cksst_mapped_open_lazy", f->file, f->keys);
+        m = NULL;
+        CHECK_RC(cksst_mapped_open_lazy(path, &m), CKSST_OK);
+        check_mapped(m, f->keys, NULL, 0, f->keys, 1, f->absent, f->answers);
+        CHECK_RC(cksst_mapped_verify(m), CKSST_OK);
+        CHECK_RC(cksst_mapped_verify(m), CKSST_OK);
+        cksst_mapped_free(m);
+    }
+
+    /* Filters inside another file, at offsets that are not page-aligned. */
+    path_in(path, sizeof path, embedded_file);
+    fd = open(path, O_RDONLY);
+    CHECKF(fd >= 0, "cannot open %s", path);
+    for (e = 0; e < n_embedded; e++) {
+        const embedding *at = &embedded[e];
+        const fixture *f = &singles[at->index];
+        cksst_mapped *m = NULL;
+        set_context("%s bytes %llu .. +%llu (%s): cksst_mapped_open_range", embedded_file,
+                    at->offset, at->len, f->file);
+        CHECK(at->len == f->len);
+        CHECK_RC(cksst_mapped_open_range(fd, at->offset, at->len, 0, &m), CKSST_OK);
+        check_mapped(m, f->keys, NULL, 0, f->keys, 1, f->absent, f->answers);
+        cksst_mapped_free(m);
+
+        set_context("%s bytes %llu .. +%llu (%s): cksst_mapped_open_range, lazy", embedded_file,
+                    at->offset, at->len, f->file);
+        m = NULL;
+        CHECK_RC(cksst_mapped_open_range(fd, at->offset, at->len, 1, &m), CKSST_OK);
+        check_mapped(m, f->keys, NULL, 0, f->keys, 1, f->absent, f->answers);
+        CHECK_RC(cksst_mapped_verify(m), CKSST_OK);
+        cksst_mapped_free(m);
+
+        /* The wrong range: a byte off, a byte short, a byte long, past the end. */
+        m = NULL;
+        CHECK_FAILS(cksst_mapped_open_range(fd, at->offset + 1, at->len, 0, &m));
+        CHECK_FAILS(cksst_mapped_open_range(fd, at->offset, at->len - 1, 0, &m));
+        CHECK_FAILS(cksst_mapped_open_range(fd, at->offset, at->len + 1, 0, &m));
+        CHECK_FAILS(cksst_mapped_open_range(fd, at->offset, at->len - 1, 1, &m));
+        CHECK_FAILS(cksst_mapped_open_range(fd, at->offset, 1ULL << 40, 0, &m));
+        CHECK(m == NULL);
+
+        if (kept == NULL) {
+            CHECK_RC(cksst_mapped_open_range(fd, at->offset, at->len, 1, &kept), CKSST_OK);
+            kept_f = f;
+        }
+    }
+    /* The descriptor stays the caller's: a mapping outlives its closing. */
+    CHECK(close(fd) == 0);
+    set_context("a range of %s mapped before its descriptor was closed", embedded_file);
+    check_mapped(kept, kept_f->keys, NULL, 0, kept_f->keys, 1, kept_f->absent, kept_f->answers);
+    CHECK_RC(cksst_mapped_verify(kept), CKSST_OK);
+    cksst_mapped_free(kept);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* 2. A set of every single filter's view, in fixture order */
+
+static void section_set(void)
+{
+    cksst_view *views[MAX_FIXTURES], *spare[MAX_FIXTURES];
+    cksst_view_set *set = NULL, *set2 = NULL, *empty = NULL;
+    bool each[MAX_FIXTURES], each2[MAX_FIXTURES];
+    size_t k, i, max_keys = 0, min_absent = (size_t)-1;
+
+    set_context("cksst_view_set of the %zu single filters", n_singles);
+    for (k = 0; k < n_singles; k++) {
+        views[k] = spare[k] = NULL;
+        CHECK_RC(cksst_view_open(singles[k].bytes, singles[k].len, &views[k]), CKSST_OK);
+        CHECK_RC(cksst_view_open_trusted(singles[k].bytes, singles[k].len, &spare[k]), CKSST_OK);
+        if (singles[k].keys > max_keys) {
+            max_keys = singles[k].keys;
+        }
+        if (singles[k].absent < min_absent) {
+            min_absent = singles[k].absent;
+        }
+    }
+    CHECK_RC(cksst_view_set_new((const cksst_view *const *)views, n_singles, &set), CKSST_OK);
+    /* The views of a set may be freed once it is made: the set keeps only their bytes. */
+    CHECK_RC(cksst_view_set_new((const cksst_view *const *)spare, n_singles, &set2), CKSST_OK);
+    for (k = 0; k < n_singles; k++) {
+        cksst_view_free(spare[k]);
+    }
+
+    /* Present key i: its first fixture is the first k holding it (keys[k] > i); the set's
+     * answer is a fixture no later, the first whose view answers 1. */
+    for (i = 0; i < max_keys; i++) {
+        size_t first = n_singles, answered = n_singles, index = (size_t)-1, index2 = (size_t)-1;
+        for (k = 0; k < n_singles; k++) {
+            int a = cksst_view_contains_hash(views[k], pk.hashes[i]);
+            CHECK(a == 0 || a == 1);
+            if (first == n_singles && singles[k].keys > i) {
+                first = k;
+            }
+            if (answered == n_singles && a == 1) {
+                answered = k;
+            }
+            each[k] = (a == 1);
+        }
+        CHECKF(cksst_view_set_first_containing(set, pk.hashes[i], &index) == 1,
+               "present key %zu", i);
+        CHECKF(index <= first && index == answered,
+               "present key %zu: index %zu, first fixture holding it %zu, first answering %zu",
+               i, index, first, answered);
+        CHECKF(cksst_view_set_first_containing(set2, pk.hashes[i], &index2) == 1 &&
+                   index2 == index,
+               "present key %zu", i);
+        memset(each2, 0, sizeof each2);
+        CHECK_RC(cksst_view_set_contains_each(set, pk.hashes[i], each2, n_singles), CKSST_OK);
+        CHECKF(memcmp(each, each2, n_singles * sizeof each[0]) == 0, "present key %zu", i);
+        memset(each2, 0, sizeof each2);
+        CHECK_RC(cksst_view_set_contains_each(set2, pk.hashes[i], each2, n_singles), CKSST_OK);
+        CHECKF(memcmp(each, each2, n_singles * sizeof each[0]) == 0, "present key %zu", i);
+    }
+    /* Absent key i: the first fixture whose Rust answer is 1, or none. */
+    for (i = 0; i < min_absent; i++) {
+        size_t first = n_singles, index = (size_t)-1;
+        int r;
+        for (k = 0; k < n_singles; k++) {
+            if (first == n_singles && singles[k].answers[i]) {
+                first = k;
+            }
+            each[k] = singles[k].answers[i] != 0;
+        }
+        r = cksst_view_set_first_containing(set, ak.hashes[i], &index);
+        if (first == n_singles) {
+            CHECKF(r == 0, "absent key %zu: %d (index %zu)", i, r, index);
+        } else {
+            CHECKF(r == 1 && index == first, "absent key %zu: %d, index %zu, expected %zu", i, r,
+                   index, first);
+        }
+        CHECK_RC(cksst_view_set_first_containing(set2, ak.hashes[i], &index), r);
+        memset(each2, 1, sizeof each2);
+        CHECK_RC(cksst_view_set_contains_each(set, ak.hashes[i], each2, n_singles), CKSST_OK);
+        CHECKF(memcmp(each, each2, n_singles * sizeof each[0]) == 0, "absent key %zu", i);
+        memset(each2, 1, sizeof each2);
+        CHECK_RC(cksst_view_set_contains_each(set2, ak.hashes[i], each2, n_singles), CKSST_OK);
+        CHECKF(memcmp(each, each2, n_singles * sizeof each[0]) == 0, "absent key %zu", i);
+    }
+
+    /* The wrong length for `out`; an empty set. */
+    CHECK_ERR(cksst_view_set_contains_each(set, pk.hashes[0], each, n_singles - 1),
+              CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_view_set_contains_each(set, pk.hashes[0], each2, n_singles + 1),
+              CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_RC(cksst_view_set_new(NULL, 0, &empty), CKSST_OK);
+    CHECK(empty != NULL);
+    {
+        size_t index = 12345;
+        CHECK_RC(cksst_view_set_first_containing(empty, pk.hashes[0], &index), 0);
+        CHECK(index == 12345);
+        CHECK_RC(cksst_view_set_contains_each(empty, pk.hashes[0], NULL, 0), CKSST_OK);
+    }
+    cksst_view_set_free(empty);
+    cksst_view_set_free(set2);
+    cksst_view_set_free(set);
+    for (k = 0; k < n_singles; k++) {
+        cksst_view_free(views[k]);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* 3. The growable filter */
+
+static void check_growable(const cksst_growable *g, size_t keys, size_t len, size_t levels,
+                           size_t absent, const uint8_t *answers)
+{
+    size_t i;
+    CHECKF(cksst_growable_len(g) == len, "len %zu, expected %zu", cksst_growable_len(g), len);
+    CHECKF(cksst_growable_levels(g) == levels, "levels %zu, expected %zu",
+           cksst_growable_levels(g), levels);
+    for (i = 0; i < keys; i++) {
+        CHECKF(cksst_growable_contains(g, key(&pk, i), KEY_LEN) == 1, "present key %zu", i);
+        CHECKF(cksst_growable_contains_hash(g, pk.hashes[i]) == 1, "present key %zu", i);
+    }
+    for (i = 0; i < n_crafted; i++) {
+        CHECKF(cksst_growable_contains_hash(g, crafted[i]) == 1, "crafted hash %zu", i);
+    }
+    for (i = 0; i < absent; i++) {
+        CHECKF(cksst_growable_contains(g, key(&ak, i), KEY_LEN) == answers[i], "absent key %zu",
+               i);
+        CHECKF(cksst_growable_contains_hash(g, ak.hashes[i]) == answers[i], "absent key %zu", i);
+    }
+}
+
+/* Whether the suite removed key c i (or tried to) in section 3. */
+static int removed(size_t i)
+{
+    return i < grow_inserts && i % grow_every == 0;
+}
+
+/* Everything section 3 put in `g` is there: the fixture's keys and hashes, and every key c the
+ * suite inserted and did not remove. */
+static void check_grown(const cksst_growable *g, const cksst_mapped *m)
+{
+    size_t i;
+    for (i = 0; i < growable.keys; i++) {
+        if (g != NULL) {
+            CHECKF(cksst_growable_contains(g, key(&pk, i), KEY_LEN) == 1, "present key %zu", i);
+        }
+        if (m != NULL) {
+            CHECKF(cksst_mapped_contains(m, key(&pk, i), KEY_LEN) == 1, "present key %zu", i);
+        }
+    }
+    for (i = 0; i < n_crafted; i++) {
+        CHECKF(g == NULL || cksst_growable_contains_hash(g, crafted[i]) == 1, "crafted %zu", i);
+        CHECKF(m == NULL || cksst_mapped_contains_hash(m, crafted[i]) == 1, "crafted %zu", i);
+    }
+    for (i = 0; i < grow_inserts + grow_unique; i++) {
+        if (removed(i)) {
+            continue;
+        }
+        if (g != NULL) {
+            CHECKF(cksst_growable_contains(g, key(&ck, i), KEY_LEN) == 1, "inserted key %zu", i);
+            CHECKF(cksst_growable_contains_hash(g, ck.hashes[i]) == 1, "inserted key %zu", i);
+        }
+        if (m != NULL) {
+            CHECKF(cksst_mapped_contains(m, key(&ck, i), KEY_LEN) == 1, "inserted key %zu", i);
+        }
+    }
+}
+
+static void section_growable(void)
+{
+    char path[4096], saved[4096], single0[4096];
+    cksst_growable *g = NULL, *g2 = NULL, *back = NULL, *fresh = NULL;
+    cksst_mapped *m = NULL;
+    cksst_view *v = NULL;
+    uint8_t *copy, *bytes = NULL, *file;
+    size_t i, len, n, file_len, inserted_unique = 0, removed_ok = 0, tried = 0, levels;
+    cksst_config cfg;
+    uint8_t *answers_after;
+    int r;
+
+    path_in(path, sizeof path, growable.file);
+    path_in(saved, sizeof saved, "c_growable.cksst");
+    path_in(single0, sizeof single0, singles[0].file);
+
+    set_context("%s: cksst_growable_open", growable.file);
+    CHECK(growable_levels > 1);
+    CHECK_RC(cksst_growable_open(path, &g), CKSST_OK);
+    check_growable(g, growable.keys, growable_len, growable_levels, growable.absent,
+                   growable.answers);
+
+    set_context("%s: cksst_growable_from_bytes", growable.file);
+    /* The bytes are copied: the buffer is gone before the first lookup. */
+    copy = copy_of(growable.bytes, growable.len);
+    CHECK_RC(cksst_growable_from_bytes(copy, growable.len, &g2), CKSST_OK);
+    free(copy);
+    check_growable(g2, growable.keys, growable_len, growable_levels, growable.absent,
+                   growable.answers);
+
+    set_context("%s: cksst_mapped_open", growable.file);
+    CHECK_RC(cksst_mapped_open(path, &m), CKSST_OK);
+    check_mapped(m, growable.keys, crafted, n_crafted, growable_len, growable_levels,
+                 growable.absent, growable.answers);
+    cksst_mapped_free(m);
+    set_context("%s: cksst_mapped_open_lazy", growable.file);
+    m = NULL;
+    CHECK_RC(cksst_mapped_open_lazy(path, &m), CKSST_OK);
+    check_mapped(m, growable.keys, crafted, n_crafted, growable_len, growable_levels,
+                 growable.absent, growable.answers);
+    CHECK_RC(cksst_mapped_verify(m), CKSST_OK);
+    cksst_mapped_free(m);
+
+    set_context("%s: opened as what it is not", growable.file);
+    CHECK_ERR(cksst_view_open(growable.bytes, growable.len, &v), CKSST_ERR_GROWABLE);
+    CHECK_ERR(cksst_view_open_trusted(growable.bytes, growable.len, &v), CKSST_ERR_GROWABLE);
+    CHECK(v == NULL);
+    CHECK_ERR(cksst_growable_open(single0, &back), CKSST_ERR_NOT_GROWABLE);
+    CHECK_ERR(cksst_growable_from_bytes(singles[0].bytes, singles[0].len, &back),
+              CKSST_ERR_NOT_GROWABLE);
+    CHECK(back == NULL);
+
+    /* Inserts, a set's inserts, removals. */
+    set_context("%s: inserting %zu keys", growable.file, grow_inserts);
+    for (i = 0; i < grow_inserts; i++) {
+        CHECK_RC(cksst_growable_insert(g, key(&ck, i), KEY_LEN), CKSST_OK);
+    }
+    len = growable_len + grow_inserts;
+    CHECK(cksst_growable_len(g) == len);
+    CHECK(cksst_growable_levels(g) >= growable_levels);
+    /* A key it holds is not inserted again. */
+    CHECK_RC(cksst_growable_insert_unique(g, key(&ck, 0), KEY_LEN), 0);
+    CHECK_RC(cksst_growable_insert_unique(g, key(&ck, grow_inserts - 1), KEY_LEN), 0);
+    CHECK_RC(cksst_growable_insert_unique(g, key(&pk, 0), KEY_LEN), 0);
+    CHECK(cksst_growable_len(g) == len);
+    for (i = grow_inserts; i < grow_inserts + grow_unique; i++) {
+        r = cksst_growable_insert_unique(g, key(&ck, i), KEY_LEN);
+        CHECKF(r == 0 || r == 1, "key %zu: %d", i, r);
+        inserted_unique += (size_t)r;
+        /* 0 only for a key it answered "maybe" for already: a false positive. */
+        CHECKF(cksst_growable_contains(g, key(&ck, i), KEY_LEN) == 1, "key %zu", i);
+    }
+    len += inserted_unique;
+    CHECK(cksst_growable_len(g) == len);
+    /* At most a few false positives (the filter's rate is 1 %). */
+    CHECKF(inserted_unique * 10 >= grow_unique * 9, "%zu of %zu inserted", inserted_unique,
+           grow_unique);
+    set_context("%s: removing every %zu-th inserted key", growable.file, grow_every);
+    for (i = 0; i < grow_inserts; i++) {
+        if (!removed(i)) {
+            continue;
+        }
+        r = cksst_growable_remove(g, key(&ck, i), KEY_LEN);
+        /* 0 when more than one level answers for the key: the chain cannot tell which entry
+         * is its, so it removes none (about the filter's false-positive rate). */
+        CHECKF(r == 0 || r == 1, "key %zu: %d", i, r);
+        removed_ok += (size_t)r;
+        ++tried;
+    }
+    CHECKF(removed_ok * 10 >= tried * 9, "%zu of %zu removed", removed_ok, tried);
+    len -= removed_ok;
+    CHECK(cksst_growable_len(g) == len);
+    check_grown(g, NULL);
+    levels = cksst_growable_levels(g);
+
+    set_context("%s: saved to c_growable.cksst and read back", growable.file);
+    CHECK_RC(cksst_growable_save(g, saved), CKSST_OK);
+    CHECK_RC(cksst_growable_open(saved, &back), CKSST_OK);
+    CHECK(cksst_growable_len(back) == len);
+    CHECK(cksst_growable_levels(back) == levels);
+    m = NULL;
+    CHECK_RC(cksst_mapped_open(saved, &m), CKSST_OK);
+    CHECK(cksst_mapped_len(m) == len);
+    CHECK(cksst_mapped_levels(m) == levels);
+    check_grown(back, m);
+    /* The absent keys answer alike in memory, read back, and mapped. */
+    answers_after = xmalloc(growable.absent);
+    for (i = 0; i < growable.absent; i++) {
+        r = cksst_growable_contains(g, key(&ak, i), KEY_LEN);
+        CHECK(r == 0 || r == 1);
+        answers_after[i] = (uint8_t)r;
+        /* Every key that answered "maybe" before still does. */
+        CHECKF(!growable.answers[i] || r == 1, "absent key %zu", i);
+    }
+    check_mapped(m, 0, NULL, 0, len, levels, growable.absent, answers_after);
+    check_growable(back, 0, len, levels, growable.absent, answers_after);
+    /* The file is the filter's bytes. */
+    CHECK_RC(cksst_growable_to_bytes(g, &bytes, &n), CKSST_OK);
+    file = read_file("c_growable.cksst", &file_len);
+    CHECK(n == file_len && memcmp(bytes, file, n) == 0);
+    free(file);
+    cksst_bytes_free(bytes, n);
+    free(answers_after);
+    cksst_mapped_free(m);
+    cksst_growable_free(back);
+    back = NULL;
+    /* The filter read from bytes was not changed by the other's inserts. */
+    set_context("%s: the copy from bytes, after the other changed", growable.file);
+    check_growable(g2, growable.keys, growable_len, growable_levels, 0, NULL);
+    cksst_growable_free(g2);
+    cksst_growable_free(g);
+
+    /* A new filter: one key in, found, out, gone. */
+    set_context("a new growable filter");
+    CHECK_RC(cksst_config_init(&cfg, 100), CKSST_OK);
+    CHECK_RC(cksst_growable_new(&cfg, &fresh), CKSST_OK);
+    CHECK(cksst_growable_len(fresh) == 0 && cksst_growable_levels(fresh) == 1);
+    CHECK_RC(cksst_growable_contains(fresh, key(&ck, 0), KEY_LEN), 0);
+    CHECK_RC(cksst_growable_insert(fresh, key(&ck, 0), KEY_LEN), CKSST_OK);
+    CHECK_RC(cksst_growable_contains(fresh, key(&ck, 0), KEY_LEN), 1);
+    CHECK_RC(cksst_growable_contains_hash(fresh, ck.hashes[0]), 1);
+    CHECK(cksst_growable_len(fresh) == 1);
+    CHECK_RC(cksst_growable_remove(fresh, key(&ck, 0), KEY_LEN), 1);
+    CHECK_RC(cksst_growable_contains(fresh, key(&ck, 0), KEY_LEN), 0);
+    CHECK_RC(cksst_growable_remove(fresh, key(&ck, 0), KEY_LEN), 0);
+    CHECK(cksst_growable_len(fresh) == 0);
+    /* The empty key (NULL with length 0), twice: a multiset. */
+    CHECK_RC(cksst_growable_insert(fresh, NULL, 0), CKSST_OK);
+    CHECK_RC(cksst_growable_insert(fresh, (const uint8_t *)"", 0), CKSST_OK);
+    CHECK(cksst_growable_len(fresh) == 2);
+    CHECK_RC(cksst_growable_contains(fresh, NULL, 0), 1);
+    CHECK_RC(cksst_growable_remove(fresh, NULL, 0), 1);
+    CHECK_RC(cksst_growable_contains(fresh, NULL, 0), 1);
+    CHECK_RC(cksst_growable_remove(fresh, NULL, 0), 1);
+    CHECK_RC(cksst_growable_contains(fresh, NULL, 0), 0);
+    /* Copies of one key: as many as its two buckets hold, then refused, nothing changed. */
+    for (i = 0; i < 64; i++) {
+        r = cksst_growable_insert(fresh, key(&ck, 1), KEY_LEN);
+        if (r != CKSST_OK) {
+            break;
+        }
+    }
+    CHECKF(i >= 2 && i < 64, "%zu copies", i);
+    CHECK_RC(r, CKSST_ERR_TOO_MANY_COPIES);
+    CHECK(cksst_growable_len(fresh) == i);
+    CHECK_RC(cksst_growable_contains(fresh, key(&ck, 1), KEY_LEN), 1);
+    /* To bytes and back. */
+    CHECK_RC(cksst_growable_to_bytes(fresh, &bytes, &n), CKSST_OK);
+    CHECK_RC(cksst_growable_from_bytes(bytes, n, &back), CKSST_OK);
+    cksst_bytes_free(bytes, n);
+    CHECK(cksst_growable_len(back) == i);
+    CHECK_RC(cksst_growable_contains(back, key(&ck, 1), KEY_LEN), 1);
+    cksst_growable_free(back);
+    back = NULL;
+    cksst_growable_free(fresh);
+    fresh = NULL;
+
+    /* NULL config: the defaults. */
+    CHECK_RC(cksst_growable_new(NULL, &fresh), CKSST_OK);
+    CHECK_RC(cksst_growable_insert(fresh, key(&ck, 2), KEY_LEN), CKSST_OK);
+    CHECK_RC(cksst_growable_contains(fresh, key(&ck, 2), KEY_LEN), 1);
+    cksst_growable_free(fresh);
+    fresh = NULL;
+
+    /* A size limit: inserts until CKSST_ERR_FULL, which changes nothing. */
+    set_context("a growable filter of at most 4096 bytes");
+    CHECK_RC(cksst_config_init(&cfg, 100), CKSST_OK);
+    cfg.max_bytes = 4096;
+    CHECK_RC(cksst_growable_new(&cfg, &fresh), CKSST_OK);
+    for (i = 0; i < ck.n; i++) {
+        r = cksst_growable_insert(fresh, key(&ck, i), KEY_LEN);
+        if (r != CKSST_OK) {
+            break;
+        }
+    }
+    CHECKF(i >= 100 && i < ck.n, "%zu keys", i);
+    CHECK_ERR(r, CKSST_ERR_FULL);
+    CHECK(cksst_growable_len(fresh) == i);
+    CHECK_ERR(cksst_growable_insert(fresh, key(&ck, i), KEY_LEN), CKSST_ERR_FULL);
+    CHECK(cksst_growable_len(fresh) == i);
+    for (n = 0; n < i; n++) {
+        CHECKF(cksst_growable_contains(fresh, key(&ck, n), KEY_LEN) == 1, "key %zu", n);
+    }
+    CHECK_RC(cksst_growable_to_bytes(fresh, &bytes, &n), CKSST_OK);
+    CHECK(n <= 4096);
+    cksst_bytes_free(bytes, n);
+    cksst_growable_free(fresh);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* 4. Building */
+
+static void section_builder(void)
+{
+    const fixture *f0 = &singles[0];
+    cksst_config cfg;
+    cksst_builder *b, *b2;
+    uint8_t *bytes = NULL, *bytes2 = NULL, *buf, *block = NULL;
+    size_t len = 0, len2 = 0, need = 0, n = 0, i, compact_keys = 0;
+    cksst_view *v = NULL;
+
+    set_context("cksst_config_init");
+    memset(&cfg, 0xA5, sizeof cfg);
+    CHECK_RC(cksst_config_init(&cfg, 0), CKSST_OK);
+    CHECK(cfg.capacity == 0);
+    CHECK(cfg.false_positive_rate == 0.01);
+    CHECK(cfg.bucket_size == 0 && cfg.fingerprint_bits == 0);
+    CHECK(cfg.encoding == CKSST_ENCODING_AUTO);
+    CHECK(cfg.max_kicks == 500);
+    CHECK(cfg.growth_factor == 2.0 && cfg.tightening == 0.2);
+    CHECK(cfg.max_levels == 0 && cfg.max_bytes == 0);
+
+    /* The keys of fixture 0, with the configuration it was built with (Config::new(0)
+     * .false_positive_rate(0.01)): the same bytes. */
+    set_context("building %s's keys with cksst_builder_finish", f0->file);
+    b = cksst_builder_new(&cfg);
+    CHECK(b != NULL);
+    CHECK(cksst_builder_len(b) == 0);
+    for (i = 0; i < f0->keys; i++) {
+        CHECK_RC(cksst_builder_add_key(b, key(&pk, i), KEY_LEN), CKSST_OK);
+    }
+    /* A duplicate (another version of a key): counted here, dropped when finishing. */
+    if (f0->keys > 0) {
+        CHECK_RC(cksst_builder_add_key(b, key(&pk, 0), KEY_LEN), CKSST_OK);
+        CHECK(cksst_builder_len(b) == f0->keys + 1);
+    }
+    CHECK_RC(cksst_builder_finish(b, &bytes, &len), CKSST_OK);
+    CHECK(bytes != NULL && len > 0);
+    CHECK(cksst_builder_len(b) == 0);
+    CHECKF(len == f0->len && memcmp(bytes, f0->bytes, len) == 0,
+           "built %zu bytes, %s has %zu: not the same bytes", len, f0->file, f0->len);
+    write_file("c_built.cksst", bytes, len);
+    CHECK_RC(cksst_view_open(bytes, len, &v), CKSST_OK);
+    check_view(v, f0->keys, f0->absent, f0->answers);
+    cksst_view_free(v);
+    /* Finished: only freeing is left. */
+    CHECK_ERR(cksst_builder_add_key(b, key(&pk, 0), KEY_LEN), CKSST_ERR_FINISHED);
+    CHECK_ERR(cksst_builder_add_hash(b, pk.hashes[0]), CKSST_ERR_FINISHED);
+    CHECK_ERR(cksst_builder_finish(b, &bytes2, &len2), CKSST_ERR_FINISHED);
+    CHECK_ERR(cksst_builder_finish_into(b, NULL, 0, &len2), CKSST_ERR_FINISHED);
+    CHECK(bytes2 == NULL);
+    cksst_builder_free(b);
+
+    /* Again, half the keys by hash, finished into the caller's buffer. */
+    set_context("building %s's keys with cksst_builder_finish_into", f0->file);
+    b2 = cksst_builder_new(&cfg);
+    CHECK(b2 != NULL);
+    for (i = 0; i < f0->keys; i++) {
+        if (i % 2 == 0) {
+            CHECK_RC(cksst_builder_add_key(b2, key(&pk, i), KEY_LEN), CKSST_OK);
+        } else {
+            CHECK_RC(cksst_builder_add_hash(b2, pk.hashes[i]), CKSST_OK);
+        }
+    }
+    CHECK(cksst_builder_len(b2) == f0->keys);
+    CHECK_ERR(cksst_builder_finish_into(b2, NULL, 0, &need), CKSST_ERR_BUFFER_TOO_SMALL);
+    CHECK(need == len);
+    /* Too small by one byte: the length again, and the filter kept. */
+    buf = xmalloc(need + 1);
+    n = 0;
+    CHECK_ERR(cksst_builder_finish_into(b2, buf, need - 1, &n), CKSST_ERR_BUFFER_TOO_SMALL);
+    CHECK(n == need);
+    n = 0;
+    CHECK_RC(cksst_builder_finish_into(b2, buf, need, &n), CKSST_OK);
+    CHECK(n == need && memcmp(buf, bytes, n) == 0);
+    /* Any alignment, and a larger buffer than needed. */
+    memset(buf, 0, need + 1);
+    n = 0;
+    CHECK_RC(cksst_builder_finish_into(b2, buf + 1, need, &n), CKSST_OK);
+    CHECK(n == need && memcmp(buf + 1, bytes, n) == 0);
+    n = 0;
+    CHECK_RC(cksst_builder_finish_into(b2, buf, need + 1, &n), CKSST_OK);
+    CHECK(n == need && memcmp(buf, bytes, n) == 0);
+    CHECK_ERR(cksst_builder_add_key(b2, key(&pk, 0), KEY_LEN), CKSST_ERR_FINISHED);
+    CHECK_ERR(cksst_builder_finish_compact(b2, &bytes2, &len2), CKSST_ERR_FINISHED);
+    /* The bytes kept for finish_into can still be taken. */
+    CHECK_RC(cksst_builder_finish(b2, &bytes2, &len2), CKSST_OK);
+    CHECK(len2 == len && memcmp(bytes2, bytes, len) == 0);
+    cksst_bytes_free(bytes2, len2);
+    bytes2 = NULL;
+    CHECK_ERR(cksst_builder_finish_into(b2, buf, need, &n), CKSST_ERR_FINISHED);
+    cksst_builder_free(b2);
+    free(buf);
+    cksst_bytes_free(bytes, len);
+
+    /* NULL config: the defaults, the same bytes. */
+    set_context("a builder with a NULL config");
+    b = cksst_builder_new(NULL);
+    CHECK(b != NULL);
+    for (i = 0; i < f0->keys; i++) {
+        CHECK_RC(cksst_builder_add_hash(b, pk.hashes[i]), CKSST_OK);
+    }
+    CHECK_RC(cksst_builder_finish(b, &bytes, &len), CKSST_OK);
+    CHECK(len == f0->len && memcmp(bytes, f0->bytes, len) == 0);
+    cksst_bytes_free(bytes, len);
+    cksst_builder_free(b);
+
+    /* No key at all, and the empty key. */
+    b = cksst_builder_new(&cfg);
+    CHECK_RC(cksst_builder_finish(b, &bytes, &len), CKSST_OK);
+    CHECK_RC(cksst_view_open(bytes, len, &v), CKSST_OK);
+    CHECK(cksst_view_len(v) == 0);
+    CHECK_RC(cksst_view_contains(v, key(&pk, 0), KEY_LEN), 0);
+    cksst_view_free(v);
+    cksst_bytes_free(bytes, len);
+    cksst_builder_free(b);
+    b = cksst_builder_new(&cfg);
+    CHECK_RC(cksst_builder_add_key(b, NULL, 0), CKSST_OK);
+    CHECK_RC(cksst_builder_finish(b, &bytes, &len), CKSST_OK);
+    CHECK_RC(cksst_view_open(bytes, len, &v), CKSST_OK);
+    CHECK(cksst_view_len(v) == 1);
+    CHECK_RC(cksst_view_contains(v, NULL, 0), 1);
+    CHECK_RC(cksst_view_contains(v, (const uint8_t *)"", 0), 1);
+    CHECK_RC(cksst_view_contains_hash(v, cksst_hash(NULL, 0)), 1);
+    cksst_view_free(v);
+    cksst_bytes_free(bytes, len);
+    cksst_builder_free(b);
+
+    /* A compact block of 1000 keys. */
+    set_context("a compact block");
+    b = cksst_builder_new(&cfg);
+    for (i = 0; i < 1000 && i < pk.n; i++) {
+        CHECK_RC(cksst_builder_add_key(b, key(&pk, i), KEY_LEN), CKSST_OK);
+    }
+    CHECK_ERR(cksst_builder_finish_compact_into(b, NULL, 0, &need), CKSST_ERR_BUFFER_TOO_SMALL);
+    CHECK_RC(cksst_builder_finish_compact(b, &block, &len), CKSST_OK);
+    CHECK(len == need);
+    CHECK_ERR(cksst_builder_finish(b, &bytes, &n), CKSST_ERR_FINISHED);
+    cksst_builder_free(b);
+    CHECK_RC(cksst_compact_check(block, len, &compact_keys), CKSST_OK);
+    CHECK(compact_keys == i);
+    CHECK_RC(cksst_compact_check(block, len, NULL), CKSST_OK);
+    for (n = 0; n < i; n++) {
+        CHECKF(cksst_compact_contains(block, len, key(&pk, n), KEY_LEN) == 1, "key %zu", n);
+        CHECKF(cksst_compact_contains_hash(block, len, pk.hashes[n]) == 1, "key %zu", n);
+    }
+    for (n = 0; n < 1000; n++) {
+        int r = cksst_compact_contains(block, len, key(&ak, n), KEY_LEN);
+        CHECKF(r == 0 || r == 1, "absent key %zu: %d", n, r);
+    }
+    /* A compact block is not a filter file, nor a filter file a compact block. */
+    CHECK_FAILS(cksst_view_open(block, len, &v));
+    CHECK_FAILS(cksst_compact_contains(f0->bytes, f0->len, key(&pk, 0), KEY_LEN));
+    CHECK_FAILS(cksst_compact_check(f0->bytes, f0->len, NULL));
+    CHECK_FAILS(cksst_compact_check(block, len - 1, NULL));
+    CHECK_FAILS(cksst_compact_check(block, 0, NULL));
+    cksst_bytes_free(block, len);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* 5. Bad input */
+
+static void section_null_arguments(void)
+{
+    const fixture *f0 = &singles[0];
+    cksst_view *v = NULL, *views[2];
+    cksst_view_set *set = NULL;
+    cksst_mapped *m = NULL;
+    cksst_growable *g = NULL;
+    cksst_builder *b;
+    cksst_config cfg;
+    uint8_t *bytes = NULL;
+    size_t len = 0, index = 0;
+    bool answers[4];
+    const uint8_t *keys[2];
+    size_t lens[2];
+    uint64_t hashes[2];
+    char path[4096];
+    int fd;
+
+    set_context("NULL handles and pointers");
+    path_in(path, sizeof path, f0->file);
+    keys[0] = key(&pk, 0);
+    keys[1] = NULL;
+    lens[0] = KEY_LEN;
+    lens[1] = 0;
+    hashes[0] = pk.hashes[0];
+    hashes[1] = ak.hashes[0];
+
+    /* Freeing NULL does nothing. */
+    cksst_bytes_free(NULL, 0);
+    cksst_bytes_free(NULL, 10);
+    cksst_builder_free(NULL);
+    cksst_view_free(NULL);
+    cksst_view_set_free(NULL);
+    cksst_mapped_free(NULL);
+    cksst_growable_free(NULL);
+
+    CHECK_ERR(cksst_config_init(NULL, 0), CKSST_ERR_INVALID_ARGUMENT);
+
+    /* The builder. */
+    CHECK_ERR(cksst_builder_add_key(NULL, key(&pk, 0), KEY_LEN), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(cksst_last_error(), "builder") != NULL);
+    CHECK_ERR(cksst_builder_add_hash(NULL, 1), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(cksst_builder_len(NULL) == 0);
+    CHECK_ERR(cksst_builder_finish(NULL, &bytes, &len), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_builder_finish_into(NULL, NULL, 0, &len), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_builder_finish_compact(NULL, &bytes, &len), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_builder_finish_compact_into(NULL, NULL, 0, &len),
+              CKSST_ERR_INVALID_ARGUMENT);
+    b = cksst_builder_new(NULL);
+    CHECK(b != NULL);
+    CHECK_ERR(cksst_builder_add_key(b, NULL, 1), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(cksst_last_error(), "NULL") != NULL);
+    CHECK(cksst_builder_len(b) == 0);
+    CHECK_RC(cksst_builder_add_key(b, NULL, 0), CKSST_OK);
+    CHECK(cksst_builder_len(b) == 1);
+    /* A NULL output pointer does not finish the builder. */
+    CHECK_ERR(cksst_builder_finish(b, NULL, &len), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_builder_finish(b, &bytes, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_builder_finish_compact(b, NULL, &len), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_builder_finish_compact(b, &bytes, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(cksst_builder_len(b) == 1);
+    CHECK_RC(cksst_builder_add_key(b, key(&pk, 0), KEY_LEN), CKSST_OK);
+    CHECK_ERR(cksst_builder_finish_into(b, NULL, 0, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_builder_finish_into(b, NULL, 1 << 20, &len), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_RC(cksst_builder_finish(b, &bytes, &len), CKSST_OK);
+    CHECK(bytes != NULL);
+    CHECK_RC(cksst_view_open(bytes, len, &v), CKSST_OK);
+    CHECK(cksst_view_len(v) == 2);
+    cksst_view_free(v);
+    v = NULL;
+    cksst_bytes_free(bytes, len);
+    bytes = NULL;
+    cksst_builder_free(b);
+    b = cksst_builder_new(NULL);
+    CHECK_RC(cksst_builder_add_key(b, key(&pk, 0), KEY_LEN), CKSST_OK);
+    CHECK_ERR(cksst_builder_finish_compact_into(b, NULL, 0, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_builder_finish_compact_into(b, NULL, 1 << 20, &len),
+              CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_RC(cksst_builder_finish_compact(b, &bytes, &len), CKSST_OK);
+    CHECK_RC(cksst_compact_contains(bytes, len, key(&pk, 0), KEY_LEN), 1);
+    cksst_bytes_free(bytes, len);
+    bytes = NULL;
+    cksst_builder_free(b);
+
+    /* Views. */
+    CHECK_ERR(cksst_view_open(NULL, 200, &v), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_view_open(f0->bytes, f0->len, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_view_open_trusted(NULL, 200, &v), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_view_open_trusted(f0->bytes, f0->len, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_FAILS(cksst_view_open(NULL, 0, &v));
+    CHECK(v == NULL);
+    CHECK_ERR(cksst_view_contains(NULL, key(&pk, 0), KEY_LEN), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(cksst_last_error(), "view") != NULL);
+    CHECK_ERR(cksst_view_contains_hash(NULL, pk.hashes[0]), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_view_contains_batch(NULL, hashes, 2, answers), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_view_contains_keys(NULL, keys, lens, 2, answers),
+              CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(cksst_view_len(NULL) == 0);
+    CHECK(cksst_view_expected_fpr(NULL) == 1.0);
+    CHECK_RC(cksst_view_open(f0->bytes, f0->len, &v), CKSST_OK);
+    CHECK_ERR(cksst_view_contains(v, NULL, KEY_LEN), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_RC(cksst_view_contains(v, NULL, 0), cksst_view_contains(v, (const uint8_t *)"", 0));
+    CHECK_RC(cksst_view_contains(v, NULL, 0), cksst_view_contains_hash(v, cksst_hash(NULL, 0)));
+    CHECK_ERR(cksst_view_contains_batch(v, NULL, 2, answers), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_view_contains_batch(v, hashes, 2, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_RC(cksst_view_contains_batch(v, NULL, 0, NULL), CKSST_OK);
+    CHECK_ERR(cksst_view_contains_keys(v, NULL, lens, 2, answers), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_view_contains_keys(v, keys, NULL, 2, answers), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_view_contains_keys(v, keys, lens, 2, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_RC(cksst_view_contains_keys(v, NULL, NULL, 0, NULL), CKSST_OK);
+    /* keys[1] is NULL with length 0: the empty key. */
+    answers[0] = answers[1] = false;
+    CHECK_RC(cksst_view_contains_keys(v, keys, lens, 2, answers), CKSST_OK);
+    CHECK(answers[0] == true);
+    CHECK((int)answers[1] == cksst_view_contains(v, NULL, 0));
+    lens[1] = 3; /* NULL with length 3 */
+    CHECK_ERR(cksst_view_contains_keys(v, keys, lens, 2, answers), CKSST_ERR_INVALID_ARGUMENT);
+    lens[1] = 0;
+
+    /* Sets. */
+    views[0] = v;
+    views[1] = NULL;
+    CHECK_ERR(cksst_view_set_new(NULL, 2, &set), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_view_set_new((const cksst_view *const *)views, 2, &set),
+              CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_view_set_new((const cksst_view *const *)views, 1, NULL),
+              CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(set == NULL);
+    CHECK_ERR(cksst_view_set_first_containing(NULL, pk.hashes[0], &index),
+              CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_view_set_contains_each(NULL, pk.hashes[0], answers, 1),
+              CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_RC(cksst_view_set_new((const cksst_view *const *)views, 1, &set), CKSST_OK);
+    CHECK_ERR(cksst_view_set_first_containing(set, pk.hashes[0], NULL),
+              CKSST_ERR_INVALID_ARGUMENT);
+    {
+        /* The header: "A negative error code for a NULL argument." */
+        size_t i;
+        for (i = 0; i < ak.n && cksst_view_contains_hash(v, ak.hashes[i]) != 0; i++) {
+        }
+        CHECK(i < ak.n);
+        CHECK_ERR(cksst_view_set_first_containing(set, ak.hashes[i], NULL),
+                  CKSST_ERR_INVALID_ARGUMENT);
+    }
+    CHECK_ERR(cksst_view_set_contains_each(set, pk.hashes[0], NULL, 1),
+              CKSST_ERR_INVALID_ARGUMENT);
+    cksst_view_set_free(set);
+    cksst_view_free(v);
+    v = NULL;
+
+    /* Compact blocks. */
+    CHECK_ERR(cksst_compact_contains(NULL, 10, key(&pk, 0), KEY_LEN), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_compact_contains(f0->bytes, f0->len, NULL, 3), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_compact_contains_hash(NULL, 10, 1), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_compact_check(NULL, 10, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_FAILS(cksst_compact_contains(NULL, 0, NULL, 0));
+    CHECK_FAILS(cksst_compact_check(NULL, 0, &len));
+
+    /* Mapped files. */
+    CHECK_ERR(cksst_mapped_open(NULL, &m), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(cksst_last_error(), "path") != NULL);
+    CHECK_ERR(cksst_mapped_open(path, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_mapped_open_lazy(NULL, &m), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_mapped_open_lazy(path, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_mapped_open_range(-1, 0, f0->len, 0, &m), CKSST_ERR_INVALID_ARGUMENT);
+    fd = open(path, O_RDONLY);
+    CHECK(fd >= 0);
+    CHECK_ERR(cksst_mapped_open_range(fd, 0, f0->len, 0, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_mapped_open_range(fd, 0, f0->len, 1, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_FAILS(cksst_mapped_open_range(fd, 0, 0, 0, &m));
+    CHECK(close(fd) == 0);
+    /* A descriptor that is not open (just closed). */
+    CHECK_FAILS(cksst_mapped_open_range(fd, 0, f0->len, 0, &m));
+    CHECK(m == NULL);
+    CHECK_ERR(cksst_mapped_verify(NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_mapped_contains(NULL, key(&pk, 0), KEY_LEN), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_mapped_contains_hash(NULL, 1), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_mapped_contains_batch(NULL, hashes, 2, answers), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(cksst_mapped_len(NULL) == 0);
+    CHECK(cksst_mapped_levels(NULL) == 0);
+    CHECK_RC(cksst_mapped_open(path, &m), CKSST_OK);
+    CHECK_ERR(cksst_mapped_contains(m, NULL, 1), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_RC(cksst_mapped_contains(m, NULL, 0), cksst_mapped_contains_hash(m, cksst_hash(NULL, 0)));
+    CHECK_ERR(cksst_mapped_contains_batch(m, NULL, 2, answers), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_mapped_contains_batch(m, hashes, 2, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_RC(cksst_mapped_contains_batch(m, NULL, 0, NULL), CKSST_OK);
+    cksst_mapped_free(m);
+    m = NULL;
+
+    /* Growable filters. */
+    CHECK_RC(cksst_config_init(&cfg, 10), CKSST_OK);
+    CHECK_ERR(cksst_growable_new(&cfg, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_growable_new(NULL, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_growable_open(NULL, &g), CKSST_ERR_INVALID_ARGUMENT);
+    path_in(path, sizeof path, growable.file);
+    CHECK_ERR(cksst_growable_open(path, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_growable_from_bytes(NULL, 10, &g), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_growable_from_bytes(growable.bytes, growable.len, NULL),
+              CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_FAILS(cksst_growable_from_bytes(NULL, 0, &g));
+    CHECK(g == NULL);
+    CHECK_ERR(cksst_growable_insert(NULL, key(&pk, 0), KEY_LEN), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_growable_insert_unique(NULL, key(&pk, 0), KEY_LEN),
+              CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_growable_remove(NULL, key(&pk, 0), KEY_LEN), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_growable_contains(NULL, key(&pk, 0), KEY_LEN), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_growable_contains_hash(NULL, 1), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(cksst_growable_len(NULL) == 0);
+    CHECK(cksst_growable_levels(NULL) == 0);
+    CHECK_ERR(cksst_growable_save(NULL, path), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_growable_to_bytes(NULL, &bytes, &len), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_RC(cksst_growable_new(&cfg, &g), CKSST_OK);
+    CHECK_ERR(cksst_growable_insert(g, NULL, 1), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_growable_insert_unique(g, NULL, 1), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_growable_remove(g, NULL, 1), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_growable_contains(g, NULL, 1), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(cksst_growable_len(g) == 0);
+    CHECK_RC(cksst_growable_insert_unique(g, NULL, 0), 1);
+    CHECK_RC(cksst_growable_insert_unique(g, NULL, 0), 0);
+    CHECK_ERR(cksst_growable_save(g, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_growable_to_bytes(g, NULL, &len), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_growable_to_bytes(g, &bytes, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(bytes == NULL);
+    cksst_growable_free(g);
+}
+
+static void section_bad_bytes(void)
+{
+    const fixture *f0 = &singles[0], *small = NULL, *large = NULL;
+    size_t k, p, i;
+    uint8_t *buf, text[4096];
+    cksst_view *v = NULL;
+    cksst_mapped *m = NULL;
+    cksst_growable *g = NULL;
+    char path[4096];
+
+    /* The smallest fixture with a key, and the largest. */
+    for (k = 0; k < n_singles; k++) {
+        if (singles[k].keys > 0 && (small == NULL || singles[k].len < small->len)) {
+            small = &singles[k];
+        }
+        if (large == NULL || singles[k].len > large->len) {
+            large = &singles[k];
+        }
+    }
+    CHECK(small != NULL && large != NULL);
+
+    /* Every prefix of the small fixtures (each in a buffer of exactly its length). */
+    for (k = 0; k < n_singles; k++) {
+        const fixture *f = &singles[k];
+        if (f != small && f->keys != 0) {
+            continue;
+        }
+        set_context("every prefix of %s (%zu bytes)", f->file, f->len);
+        for (p = 0; p < f->len; p++) {
+            buf = copy_of(f->bytes, p);
+            v = NULL;
+            CHECK_FAILS(cksst_view_open(buf, p, &v));
+            CHECK_FAILS(cksst_view_open_trusted(buf, p, &v));
+            CHECK(v == NULL);
+            free(buf);
+        }
+    }
+    /* Some prefixes of the large one: in the magic, the header, the level table, the
+     * checksum table, the buckets (the first chunk, the second, the middle, the end). */
+    set_context("prefixes of %s (%zu bytes)", large->file, large->len);
+    {
+        size_t cut[] = {0, 1, 7, 8, 9, 12, 127, 128, 129, 191, 192, 193, 255, 256, 4096,
+                        65536, 65537, 0, 0, 0};
+        const size_t n_cut = sizeof cut / sizeof cut[0];
+        cut[n_cut - 3] = large->len / 2;
+        cut[n_cut - 2] = large->len - 64;
+        cut[n_cut - 1] = large->len - 1;
+        for (i = 0; i < n_cut; i++) {
+            p = cut[i];
+            if (p >= large->len) {
+                continue;
+            }
+            buf = copy_of(large->bytes, p);
+            CHECK_FAILS(cksst_view_open(buf, p, &v));
+            CHECK_FAILS(cksst_view_open_trusted(buf, p, &v));
+            if (p >= 128) {
+                /* A whole header that says the file is longer. */
+                CHECKF(cksst_view_open(buf, p, &v) == CKSST_ERR_TRUNCATED, "prefix %zu", p);
+            }
+            free(buf);
+        }
+    }
+    /* Trailing bytes. */
+    set_context("%s with bytes after it", f0->file);
+    buf = xmalloc(f0->len + 64);
+    memcpy(buf, f0->bytes, f0->len);
+    memset(buf + f0->len, 0, 64);
+    CHECK_ERR(cksst_view_open(buf, f0->len + 1, &v), CKSST_ERR_TRAILING_BYTES);
+    CHECK_ERR(cksst_view_open(buf, f0->len + 64, &v), CKSST_ERR_TRAILING_BYTES);
+    CHECK_ERR(cksst_view_open_trusted(buf, f0->len + 64, &v), CKSST_ERR_TRAILING_BYTES);
+    free(buf);
+    /* A truncated file, mapped. */
+    write_file("truncated.cksst", f0->bytes, f0->len - 1);
+    path_in(path, sizeof path, "truncated.cksst");
+    CHECK_ERR(cksst_mapped_open(path, &m), CKSST_ERR_TRUNCATED);
+    CHECK_ERR(cksst_mapped_open_lazy(path, &m), CKSST_ERR_TRUNCATED);
+    CHECK(m == NULL);
+    /* A truncated growable filter. */
+    set_context("prefixes of %s", growable.file);
+    for (p = 0; p < growable.len; p += p < 300 ? 1 : growable.len / 37) {
+        buf = copy_of(growable.bytes, p);
+        CHECK_FAILS(cksst_growable_from_bytes(buf, p, &g));
+        CHECK(g == NULL);
+        free(buf);
+    }
+
+    /* Damage. */
+    buf = copy_of(f0->bytes, f0->len);
+    set_context("%s with its last byte (a bucket) changed", f0->file);
+    buf[f0->len - 1] ^= 0x10;
+    CHECK_ERR(cksst_view_open(buf, f0->len, &v), CKSST_ERR_CHECKSUM_MISMATCH);
+    CHECK(strstr(cksst_last_error(), "checksum") != NULL);
+    /* Trusted: only the header and level table are checked; any answer, no crash. */
+    CHECK_RC(cksst_view_open_trusted(buf, f0->len, &v), CKSST_OK);
+    for (i = 0; i < f0->keys; i++) {
+        int r = cksst_view_contains(v, key(&pk, i), KEY_LEN);
+        CHECK(r == 0 || r == 1);
+    }
+    cksst_view_free(v);
+    v = NULL;
+    write_file("damaged_bucket.cksst", buf, f0->len);
+    path_in(path, sizeof path, "damaged_bucket.cksst");
+    CHECK_ERR(cksst_mapped_open(path, &m), CKSST_ERR_CHECKSUM_MISMATCH);
+    buf[f0->len - 1] ^= 0x10;
+
+    set_context("%s with its magic changed", f0->file);
+    buf[0] ^= 0x01;
+    CHECK_ERR(cksst_view_open(buf, f0->len, &v), CKSST_ERR_BAD_MAGIC);
+    CHECK_ERR(cksst_view_open_trusted(buf, f0->len, &v), CKSST_ERR_BAD_MAGIC);
+    write_file("bad_magic.cksst", buf, f0->len);
+    path_in(path, sizeof path, "bad_magic.cksst");
+    CHECK_ERR(cksst_mapped_open(path, &m), CKSST_ERR_BAD_MAGIC);
+    CHECK_ERR(cksst_mapped_open_lazy(path, &m), CKSST_ERR_BAD_MAGIC);
+    buf[0] ^= 0x01;
+
+    set_context("%s with a newer version", f0->file);
+    buf[8] = 200; /* version, u32 LE at offset 8 */
+    CHECK_ERR(cksst_view_open(buf, f0->len, &v), CKSST_ERR_UNSUPPORTED_VERSION);
+    memcpy(buf, f0->bytes, 16);
+
+    set_context("%s with a header byte changed", f0->file);
+    buf[40] ^= 0x01; /* the seed */
+    CHECK_ERR(cksst_view_open(buf, f0->len, &v), CKSST_ERR_CHECKSUM_MISMATCH);
+    CHECK_ERR(cksst_view_open_trusted(buf, f0->len, &v), CKSST_ERR_CHECKSUM_MISMATCH);
+    buf[40] ^= 0x01;
+    set_context("%s with a level-table byte changed", f0->file);
+    buf[130] ^= 0x01;
+    CHECK_ERR(cksst_view_open(buf, f0->len, &v), CKSST_ERR_CHECKSUM_MISMATCH);
+    CHECK_ERR(cksst_view_open_trusted(buf, f0->len, &v), CKSST_ERR_CHECKSUM_MISMATCH);
+    buf[130] ^= 0x01;
+    CHECK(memcmp(buf, f0->bytes, f0->len) == 0);
+    CHECK(v == NULL && m == NULL);
+    free(buf);
+
+    /* A damaged bucket of a lazily mapped file: never "absent" for a present key. */
+    set_context("%s with a bucket byte changed, mapped lazily", large->file);
+    buf = copy_of(large->bytes, large->len);
+    buf[large->len - 100] ^= 0xFF;
+    write_file("damaged_lazy.cksst", buf, large->len);
+    path_in(path, sizeof path, "damaged_lazy.cksst");
+    CHECK_RC(cksst_mapped_open_lazy(path, &m), CKSST_OK);
+    for (i = 0; i < large->keys; i++) {
+        CHECKF(cksst_mapped_contains(m, key(&pk, i), KEY_LEN) == 1, "present key %zu", i);
+    }
+    memset(out, 0, large->keys * sizeof *out);
+    CHECK_RC(cksst_mapped_contains_batch(m, pk.hashes, large->keys, out), CKSST_OK);
+    for (i = 0; i < large->keys; i++) {
+        CHECKF(out[i], "present key %zu (batch)", i);
+    }
+    CHECK_ERR(cksst_mapped_verify(m), CKSST_ERR_CHECKSUM_MISMATCH);
+    CHECK_ERR(cksst_mapped_verify(m), CKSST_ERR_CHECKSUM_MISMATCH);
+    for (i = 0; i < large->keys; i++) {
+        CHECKF(cksst_mapped_contains_hash(m, pk.hashes[i]) == 1, "present key %zu", i);
+    }
+    cksst_mapped_free(m);
+    m = NULL;
+    /* Verified first, then asked. */
+    CHECK_RC(cksst_mapped_open_lazy(path, &m), CKSST_OK);
+    CHECK_ERR(cksst_mapped_verify(m), CKSST_ERR_CHECKSUM_MISMATCH);
+    for (i = 0; i < large->keys; i++) {
+        CHECKF(cksst_mapped_contains(m, key(&pk, i), KEY_LEN) == 1, "present key %zu", i);
+    }
+    cksst_mapped_free(m);
+    m = NULL;
+    CHECK_ERR(cksst_mapped_open(path, &m), CKSST_ERR_CHECKSUM_MISMATCH);
+    CHECK_ERR(cksst_view_open(buf, large->len, &v), CKSST_ERR_CHECKSUM_MISMATCH);
+    free(buf);
+
+    /* Not a filter at all: 4 KiB of text. */
+    set_context("a foreign file");
+    for (i = 0; i < sizeof text; i++) {
+        text[i] = (uint8_t)("Lorem ipsum dolor sit amet, consectetur adipiscing elit.\n"[i % 57]);
+    }
+    CHECK_ERR(cksst_view_open(text, sizeof text, &v), CKSST_ERR_BAD_MAGIC);
+    CHECK_ERR(cksst_view_open_trusted(text, sizeof text, &v), CKSST_ERR_BAD_MAGIC);
+    CHECK_ERR(cksst_growable_from_bytes(text, sizeof text, &g), CKSST_ERR_BAD_MAGIC);
+    write_file("foreign.txt", text, sizeof text);
+    path_in(path, sizeof path, "foreign.txt");
+    CHECK_ERR(cksst_mapped_open(path, &m), CKSST_ERR_BAD_MAGIC);
+    CHECK_ERR(cksst_mapped_open_lazy(path, &m), CKSST_ERR_BAD_MAGIC);
+    CHECK_ERR(cksst_growable_open(path, &g), CKSST_ERR_BAD_MAGIC);
+    CHECK(v == NULL && m == NULL && g == NULL);
+
+    /* No such file. */
+    set_context("a path that does not exist");
+    path_in(path, sizeof path, "no/such/file.cksst");
+    CHECK_ERR(cksst_mapped_open(path, &m), CKSST_ERR_IO);
+    CHECK_ERR(cksst_mapped_open_lazy(path, &m), CKSST_ERR_IO);
+    CHECK_ERR(cksst_growable_open(path, &g), CKSST_ERR_IO);
+    CHECK_RC(cksst_growable_new(NULL, &g), CKSST_OK);
+    CHECK_ERR(cksst_growable_save(g, path), CKSST_ERR_IO);
+    cksst_growable_free(g);
+    g = NULL;
+    CHECK_ERR(cksst_mapped_open("", &m), CKSST_ERR_IO);
+    CHECK(m == NULL);
+}
+
+static void section_bad_config(void)
+{
+    cksst_config cfg;
+    cksst_growable *g = NULL;
+    cksst_builder *b;
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+
+    set_context("bucket_size 3");
+    CHECK_RC(cksst_config_init(&cfg, 1000), CKSST_OK);
+    cfg.bucket_size = 3;
+    CHECK_ERR(cksst_growable_new(&cfg, &g), CKSST_ERR_INVALID_CONFIG);
+    CHECK(strstr(cksst_last_error(), "bucket") != NULL);
+    b = cksst_builder_new(&cfg);
+    CHECK(b != NULL);
+    CHECK_RC(cksst_builder_add_key(b, key(&pk, 0), KEY_LEN), CKSST_OK);
+    CHECK_ERR(cksst_builder_finish(b, &bytes, &len), CKSST_ERR_INVALID_CONFIG);
+    CHECK(bytes == NULL);
+    cksst_builder_free(b);
+
+    set_context("encoding 9");
+    CHECK_RC(cksst_config_init(&cfg, 1000), CKSST_OK);
+    cfg.encoding = 9;
+    CHECK_ERR(cksst_growable_new(&cfg, &g), CKSST_ERR_INVALID_CONFIG);
+    CHECK(strstr(cksst_last_error(), "encoding") != NULL);
+    /* The header: "Invalid settings are reported when it finishes." */
+    b = cksst_builder_new(&cfg);
+    CHECK(b != NULL);
+    CHECK_RC(cksst_builder_add_key(b, key(&pk, 0), KEY_LEN), CKSST_OK);
+    CHECK_ERR(cksst_builder_finish_into(b, NULL, 0, &len), CKSST_ERR_INVALID_CONFIG);
+    CHECK(strstr(cksst_last_error(), "encoding") != NULL);
+    CHECK_ERR(cksst_builder_finish(b, &bytes, &len), CKSST_ERR_INVALID_CONFIG);
+    CHECK(strstr(cksst_last_error(), "encoding") != NULL);
+    cksst_builder_free(b);
+
+    set_context("other impossible settings");
+    CHECK_RC(cksst_config_init(&cfg, 1000), CKSST_OK);
+    cfg.false_positive_rate = 0.0;
+    CHECK_ERR(cksst_growable_new(&cfg, &g), CKSST_ERR_INVALID_CONFIG);
+    cfg.false_positive_rate = 1.5;
+    CHECK_ERR(cksst_growable_new(&cfg, &g), CKSST_ERR_INVALID_CONFIG);
+    b = cksst_builder_new(&cfg);
+    CHECK(b != NULL);
+    CHECK_ERR(cksst_builder_finish(b, &bytes, &len), CKSST_ERR_INVALID_CONFIG);
+    cksst_builder_free(b);
+    CHECK_RC(cksst_config_init(&cfg, 1000), CKSST_OK);
+    cfg.fingerprint_bits = 40;
+    CHECK_ERR(cksst_growable_new(&cfg, &g), CKSST_ERR_INVALID_CONFIG);
+    b = cksst_builder_new(&cfg);
+    CHECK(b != NULL);
+    CHECK_RC(cksst_builder_add_key(b, key(&pk, 0), KEY_LEN), CKSST_OK);
+    CHECK_ERR(cksst_builder_finish(b, &bytes, &len), CKSST_ERR_INVALID_CONFIG);
+    cksst_builder_free(b);
+    /* A fixed width cannot bound a growing filter's rate. */
+    cfg.fingerprint_bits = 16;
+    CHECK_ERR(cksst_growable_new(&cfg, &g), CKSST_ERR_INVALID_CONFIG);
+    CHECK_RC(cksst_config_init(&cfg, 1000), CKSST_OK);
+    cfg.growth_factor = 0.5;
+    CHECK_ERR(cksst_growable_new(&cfg, &g), CKSST_ERR_INVALID_CONFIG);
+    CHECK_RC(cksst_config_init(&cfg, 1000), CKSST_OK);
+    cfg.tightening = 1.0;
+    CHECK_ERR(cksst_growable_new(&cfg, &g), CKSST_ERR_INVALID_CONFIG);
+    CHECK_RC(cksst_config_init(&cfg, 1000), CKSST_OK);
+    cfg.max_bytes = 100;
+    CHECK_ERR(cksst_growable_new(&cfg, &g), CKSST_ERR_INVALID_CONFIG);
+    CHECK(g == NULL);
+    /* A compact block needs the default seed. */
+    CHECK_RC(cksst_config_init(&cfg, 0), CKSST_OK);
+    cfg.seed ^= 1;
+    b = cksst_builder_new(&cfg);
+    CHECK_RC(cksst_builder_add_key(b, key(&pk, 0), KEY_LEN), CKSST_OK);
+    CHECK_ERR(cksst_builder_finish_compact(b, &bytes, &len), CKSST_ERR_INVALID_CONFIG);
+    CHECK(bytes == NULL);
+    cksst_builder_free(b);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+/* Runs one section and reports how many checks it made. */
+static void section(const char *name, void (*run)(void))
+{
+    unsigned long long before = checks;
+    run();
+    context[0] = '\0';
+    printf("  %s: %llu checks\n", name, checks - before);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    size_t k, max_keys = 0, max_absent = 0, longest;
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s DIR (the fixtures of capi/tests/c_suite.rs)\n", argv[0]);
+        return 2;
+    }
+    dir = argv[1];
+    /* No call has failed yet on this thread. */
+    CHECK(cksst_last_error() != NULL && cksst_last_error()[0] == '\0');
+
+    read_manifest();
+    for (k = 0; k < n_singles; k++) {
+        load_fixture(&singles[k]);
+        if (singles[k].keys > max_keys) {
+            max_keys = singles[k].keys;
+        }
+        if (singles[k].absent > max_absent) {
+            max_absent = singles[k].absent;
+        }
+    }
+    load_fixture(&growable);
+    if (growable.keys > max_keys) {
+        max_keys = growable.keys;
+    }
+    if (growable.absent > max_absent) {
+        max_absent = growable.absent;
+    }
+    keyset_make(&pk, 'p', max_keys);
+    keyset_make(&ak, 'a', max_absent);
+    keyset_make(&ck, 'c', grow_inserts + grow_unique);
+    longest = max_keys > max_absent ? max_keys : max_absent;
+    out = xmalloc(longest * sizeof *out);
+    printf("suite.c: cuckoo-sst %s, %zu single filters, a growable filter of %zu levels, "
+           "%zu present keys, %zu absent keys\n",
+           cksst_version(), n_singles, growable_levels, max_keys, max_absent);
+
+    printf("  setup (manifest, answers, keys): %llu checks\n", checks);
+    section("0. hashing, status names, version", section_basics);
+    section("0b. the last error, per thread", section_threads);
+    section("1. single filters: views at any address, mapped, lazy, ranges", section_singles);
+    section("2. view sets", section_set);
+    section("3. growable filters", section_growable);
+    section("4. builders and compact blocks", section_builder);
+    section("5a. bad input: NULL handles and pointers", section_null_arguments);
+    section("5b. bad input: truncated, damaged, foreign and missing files", section_bad_bytes);
+    section("5c. bad input: impossible configurations", section_bad_config);
+
+    free(out);
+    keyset_free(&pk);
+    keyset_free(&ak);
+    keyset_free(&ck);
+    for (k = 0; k < n_singles; k++) {
+        free(singles[k].bytes);
+        free(singles[k].answers);
+    }
+    free(growable.bytes);
+    free(growable.answers);
+    printf("suite.c: all %llu checks passed\n", checks);
+    return 0;
+}
