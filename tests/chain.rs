@@ -418,3 +418,34 @@ fn max_bytes_caps_the_size() {
     }
     assert!(held[1] > 3 * held[0], "{held:?}");
 }
+
+/// `max_bytes` is a cap the file may reach exactly: the new level that brings the file to
+/// `max_bytes` bytes is added; with one byte less it is not, and the insert that needed it is
+/// refused with `Full`, changing nothing.
+#[test]
+fn a_new_level_may_bring_the_file_to_exactly_max_bytes() {
+    let config = Config::new(100).seed(5);
+    let mut f = ScalableCuckooFilter::new(config.clone()).unwrap();
+    let mut n = 0u64;
+    while f.levels() < 2 {
+        f.insert(&key(n)).unwrap();
+        n += 1;
+    }
+    let at = f.size_in_bytes() as u64;
+    for cap in [at, at - 1] {
+        let mut g = ScalableCuckooFilter::new(config.clone().max_bytes(cap)).unwrap();
+        for i in 0..n - 1 {
+            g.insert(&key(i)).unwrap();
+        }
+        assert_eq!(g.levels(), 1);
+        let before = g.clone();
+        match g.insert(&key(n - 1)) {
+            Ok(()) => assert_eq!((cap, g.levels(), g.size_in_bytes() as u64), (at, 2, at)),
+            Err(Error::Full) => {
+                assert_eq!(cap, at - 1, "the level that fits exactly was refused");
+                assert_eq!(g, before);
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
