@@ -207,3 +207,33 @@ proptest! {
         }
     }
 }
+
+/// The golden block of compact version 1 (`tests/data/golden-compact-v1.bin`: the 1000 keys
+/// `gc-0000000000000` …, written by the crate that introduced the form) reads in every later
+/// version of the crate with the same keys and the same answers, through the crate and through
+/// the reader written from FORMAT.md.
+#[test]
+fn the_golden_block_of_compact_version_1_reads_with_its_answers() {
+    let block = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/golden-compact-v1.bin"),
+    )
+    .unwrap();
+    assert_eq!((block.len(), block[0]), (1156, 0xC1));
+    let ours = CompactFilter::from_bytes(&block).unwrap();
+    let theirs = spec::read_compact(&block).unwrap();
+    assert_eq!((ours.len(), theirs.keys()), (1000, 1000));
+    for i in 0..1000 {
+        let k = format!("gc-{i:013}");
+        assert!(ours.contains(k.as_bytes()) && theirs.contains(k.as_bytes()));
+        assert!(CompactFilter::block_contains(&block, k.as_bytes()).unwrap());
+    }
+    let false_positives = (0..100_000)
+        .filter(|i| {
+            let k = format!("ga-{i:013}");
+            let answer = ours.contains(k.as_bytes());
+            assert_eq!(answer, theirs.contains(k.as_bytes()));
+            answer
+        })
+        .count();
+    assert_eq!(false_positives, 751);
+}
