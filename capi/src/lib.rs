@@ -352,6 +352,25 @@ unsafe fn put<T>(out: *mut T, value: T, what: &str) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Stores a new handle holding `value` through `out`: `CKSST_OK`, or the error with nothing
+/// left allocated.
+///
+/// # Safety
+/// `out` is NULL (an error) or points at a writable pointer.
+unsafe fn give<T>(value: T, out: *mut *mut T) -> Result<c_int, Failure> {
+    if out.is_null() {
+        return Err(Failure::argument("the output pointer is NULL"));
+    }
+    let made = Box::into_raw(Box::new(value));
+    // SAFETY: the caller's contract; on failure the handle is taken back.
+    if let Err(e) = unsafe { put(out, made, "the output pointer") } {
+        // SAFETY: made just above and not given out.
+        unsafe { free(made) };
+        return Err(e);
+    }
+    Ok(CKSST_OK)
+}
+
 /// Frees a handle made by `Box::into_raw`.
 ///
 /// # Safety
@@ -847,14 +866,8 @@ unsafe fn open_view(
         } else {
             FilterRef::from_bytes_assume_verified(data)?
         };
-        let view = Box::into_raw(Box::new(cksst_view { inner }));
-        // SAFETY: the caller's contract; on failure the view is taken back.
-        if let Err(e) = unsafe { put(out, view, "the output pointer") } {
-            // SAFETY: made just above and not given out.
-            unsafe { free(view) };
-            return Err(e);
-        }
-        Ok(CKSST_OK)
+        // SAFETY: the caller's contract: `out` is NULL or writable.
+        unsafe { give(cksst_view { inner }, out) }
     })
 }
 
@@ -1058,14 +1071,8 @@ pub unsafe extern "C" fn cksst_view_set_new(
             // SAFETY: the caller's contract: each is a live view.
             .map(|&v| unsafe { handle(v, "a view") }.map(|v| v.inner))
             .collect::<Result<Vec<_>, _>>()?;
-        let made = Box::into_raw(Box::new(cksst_view_set { filters }));
-        // SAFETY: the caller's contract; on failure the set is taken back.
-        if let Err(e) = unsafe { put(set, made, "the output pointer") } {
-            // SAFETY: made just above and not given out.
-            unsafe { free(made) };
-            return Err(e);
-        }
-        Ok(CKSST_OK)
+        // SAFETY: the caller's contract: `set` is NULL or writable.
+        unsafe { give(cksst_view_set { filters }, set) }
     })
 }
 
@@ -1228,14 +1235,9 @@ unsafe fn open_mapped(
         if out.is_null() {
             return Err(Failure::argument("the output pointer is NULL"));
         }
-        let made = Box::into_raw(Box::new(cksst_mapped { inner: open(path)? }));
-        // SAFETY: the caller's contract; on failure the handle is taken back.
-        if let Err(e) = unsafe { put(out, made, "the output pointer") } {
-            // SAFETY: made just above and not given out.
-            unsafe { free(made) };
-            return Err(e);
-        }
-        Ok(CKSST_OK)
+        let inner = open(path)?;
+        // SAFETY: the caller's contract: `out` is NULL or writable.
+        unsafe { give(cksst_mapped { inner }, out) }
     })
 }
 
@@ -1294,14 +1296,8 @@ pub unsafe extern "C" fn cksst_mapped_open_range(
         } else {
             MappedFilter::open_range(&file, offset, len)?
         };
-        let made = Box::into_raw(Box::new(cksst_mapped { inner }));
-        // SAFETY: the caller's contract; on failure the handle is taken back.
-        if let Err(e) = unsafe { put(mapped, made, "the output pointer") } {
-            // SAFETY: made just above and not given out.
-            unsafe { free(made) };
-            return Err(e);
-        }
-        Ok(CKSST_OK)
+        // SAFETY: the caller's contract: `mapped` is NULL or writable.
+        unsafe { give(cksst_mapped { inner }, mapped) }
     })
 }
 
@@ -1458,20 +1454,6 @@ pub struct cksst_growable {
     inner: ScalableCuckooFilter,
 }
 
-fn give_growable(
-    inner: ScalableCuckooFilter,
-    out: *mut *mut cksst_growable,
-) -> Result<c_int, Failure> {
-    let made = Box::into_raw(Box::new(cksst_growable { inner }));
-    // SAFETY: the callers pass their caller's output pointer, NULL or writable.
-    if let Err(e) = unsafe { put(out, made, "the output pointer") } {
-        // SAFETY: made just above and not given out.
-        unsafe { free(made) };
-        return Err(e);
-    }
-    Ok(CKSST_OK)
-}
-
 /// A new, empty growable filter following `config` (NULL: the defaults), its first level sized
 /// for `config->capacity` keys. Stores it in `*filter`.
 ///
@@ -1485,7 +1467,9 @@ pub unsafe extern "C" fn cksst_growable_new(
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
         let config = unsafe { config_of(config) }?;
-        give_growable(ScalableCuckooFilter::new(config)?, filter)
+        let inner = ScalableCuckooFilter::new(config)?;
+        // SAFETY: the caller's contract: `filter` is NULL or writable.
+        unsafe { give(cksst_growable { inner }, filter) }
     })
 }
 
@@ -1502,7 +1486,9 @@ pub unsafe extern "C" fn cksst_growable_open(
         // SAFETY: the caller's contract, as stated.
         let path = unsafe { path_of(path) }?;
         let data = std::fs::read(&path).map_err(|e| Failure::from(Error::Io(e)))?;
-        give_growable(ScalableCuckooFilter::from_bytes(&data)?, filter)
+        let inner = ScalableCuckooFilter::from_bytes(&data)?;
+        // SAFETY: the caller's contract: `filter` is NULL or writable.
+        unsafe { give(cksst_growable { inner }, filter) }
     })
 }
 
@@ -1520,7 +1506,9 @@ pub unsafe extern "C" fn cksst_growable_from_bytes(
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
         let data = unsafe { bytes(bytes_ptr, len, "bytes") }?;
-        give_growable(ScalableCuckooFilter::from_bytes(data)?, filter)
+        let inner = ScalableCuckooFilter::from_bytes(data)?;
+        // SAFETY: the caller's contract: `filter` is NULL or writable.
+        unsafe { give(cksst_growable { inner }, filter) }
     })
 }
 
