@@ -449,3 +449,49 @@ fn a_new_level_may_bring_the_file_to_exactly_max_bytes() {
         }
     }
 }
+
+/// A stretch level splits a bucket whenever an insert would take it past its split load: 80 %
+/// for buckets of 2 and 4, 90 % for buckets of 8 (which search rarely). The newest level (every
+/// level the crate makes is a stretch level, the first included) is watched after every
+/// insert: its load (keys per slot; the split counts entries, a key's copies included) never
+/// passes the split load, and comes within two points of it.
+#[test]
+fn stretch_levels_split_at_the_load_of_their_bucket_size() {
+    for (b, split) in [(2, 0.8), (4, 0.8), (8, 0.9)] {
+        let mut f = ScalableCuckooFilter::new(Config::new(500).bucket_size(b)).unwrap();
+        let mut top = 0.0f64;
+        for i in 0..20_000u64 {
+            f.insert(&key(i)).unwrap();
+            let load = f.level(f.levels() - 1).unwrap().load_factor();
+            assert!(
+                load <= split + 1e-9,
+                "b={b}: the newest level at {load}, past {split}"
+            );
+            top = top.max(load);
+        }
+        assert!(
+            top > split - 0.02,
+            "b={b}: the levels reached only {top}, not {split}"
+        );
+    }
+}
+
+/// A new level is sized for a quarter of the keys so far (at least 64) at its split load: it
+/// starts with `ceil(capacity / (b · split load))` buckets, before its first split.
+#[test]
+fn a_new_level_starts_sized_for_a_quarter_of_the_keys() {
+    for (b, split) in [(4usize, 0.8), (8, 0.9)] {
+        let mut f = ScalableCuckooFilter::new(Config::new(10).bucket_size(b).seed(3)).unwrap();
+        for i in 0u64.. {
+            let (levels, len) = (f.levels(), f.len());
+            f.insert(&key(i)).unwrap();
+            if f.levels() > levels {
+                let capacity = (len as u64 / 4).max(64) as f64;
+                let want = (capacity / (b as f64 * split)).ceil() as usize;
+                let got = f.level(levels).unwrap().num_buckets();
+                assert_eq!(got, want, "b={b}: level {levels} after {len} keys");
+                break;
+            }
+        }
+    }
+}
