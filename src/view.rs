@@ -982,7 +982,70 @@ pub(crate) fn contains_batch_any(views: &[FilterRef<'_>], hashes: &[KeyHash], ou
 
 #[cfg(test)]
 mod tests {
-    use super::saturating_usize;
+    use super::{FilterRef, contains_batch_any, saturating_usize};
+    use crate::{Config, CuckooFilter, Encoding, FilterBuilder, KeyHash};
+
+    /// Filter `t` of a set: keys `t·1000 .. t·1000 + 700`, classic (single filters are).
+    fn classic(t: u64, config: Config) -> CuckooFilter {
+        let mut b = FilterBuilder::new(config);
+        for i in t * 1000..t * 1000 + 700 {
+            b.add_key(&i.to_le_bytes());
+        }
+        b.finish().unwrap()
+    }
+
+    /// The batch over several classic views (a version-1 or -2 chain's levels, newest first):
+    /// each key's answer is whether any view holds it, as single lookups say — for views that
+    /// share a seed (seeded once for all) and views that do not, in every encoding (semi-sorted
+    /// levels of 11 to 15-bit fingerprints go through the AVX2 probe where the CPU has it, the
+    /// others through `level_block`), in blocks of 64 keys and a partial block.
+    #[test]
+    fn a_batch_over_several_classic_levels_answers_as_single_lookups() {
+        let layouts = [
+            (Encoding::SemiSorted, 12),
+            (Encoding::Plain, 16),
+            (Encoding::Packed, 10),
+        ];
+        for (encoding, bits) in layouts {
+            for shared in [true, false] {
+                let filters: Vec<CuckooFilter> = (0..3)
+                    .map(|t| {
+                        let seed = if shared { 7 } else { 7 + t };
+                        let config = Config::new(700)
+                            .encoding(encoding)
+                            .fingerprint_bits(bits)
+                            .seed(seed);
+                        classic(t, config)
+                    })
+                    .collect();
+                let views: Vec<FilterRef<'_>> = filters.iter().map(|f| f.as_filter_ref()).collect();
+                assert!(views.iter().all(|v| !v.is_stretch()));
+                // present keys of each filter, and absent ones, interleaved; 2 500 is not a
+                // multiple of 64
+                let hashes: Vec<KeyHash> = (0..2500u64)
+                    .map(|i| {
+                        let k = if i % 2 == 0 {
+                            (i / 2 % 3) * 1000 + i / 6
+                        } else {
+                            50_000 + i
+                        };
+                        KeyHash::of(&k.to_le_bytes())
+                    })
+                    .collect();
+                let mut out = vec![false; hashes.len()];
+                contains_batch_any(&views, &hashes, &mut out);
+                let what = format!("{encoding:?} {bits} bits, shared seed {shared}");
+                for (i, (h, got)) in hashes.iter().zip(&out).enumerate() {
+                    let want = views.iter().any(|v| v.contains_hash(*h));
+                    assert_eq!(*got, want, "{what}: key {i}");
+                }
+                assert!(
+                    out.iter().step_by(2).all(|&x| x),
+                    "{what}: a present key missed"
+                );
+            }
+        }
+    }
 
     /// Counts above `usize::MAX` saturate; `as usize` would keep their low bits (2^40 + 5 would
     /// be 5 on a 32-bit target).
