@@ -46,7 +46,8 @@ fn corpus_dir(target: &str) -> PathBuf {
 }
 
 /// Every file of `target`'s corpus, sorted by name (those local fuzzing added too); with
-/// `seeds_only`, the generated seeds (`seed-*`) alone.
+/// `seeds_only`, the generated seeds (`seed-*`) alone: not the fuzzer's finds committed as
+/// `seed-v3-<sha1>`.
 fn corpus(target: &str, seeds_only: bool) -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(corpus_dir(target))
         .unwrap_or_else(|e| panic!("fuzz/corpus/{target}: {e}"))
@@ -55,7 +56,9 @@ fn corpus(target: &str, seeds_only: bool) -> Vec<(String, Vec<u8>)> {
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
             (name, std::fs::read(&path).unwrap())
         })
-        .filter(|(name, _)| !seeds_only || name.starts_with("seed-"))
+        .filter(|(name, _)| {
+            !seeds_only || (name.starts_with("seed-") && !name.starts_with("seed-v"))
+        })
         .collect();
     files.sort();
     files
