@@ -10,6 +10,9 @@ use cuckoo_sst::{
 use proptest::prelude::*;
 use std::collections::HashMap;
 
+mod common;
+use common::spec;
+
 fn key(i: u64) -> [u8; 8] {
     i.to_le_bytes()
 }
@@ -492,6 +495,84 @@ fn a_new_level_starts_sized_for_a_quarter_of_the_keys() {
                 assert_eq!(got, want, "b={b}: level {levels} after {len} keys");
                 break;
             }
+        }
+    }
+}
+
+/// One insert splits at most 64 buckets of the newest level, however many its load would need
+/// (FORMAT.md §8, step 2). A crafted file: a level just under its split load whose next 100
+/// buckets to split are full of entries with no continuation bit left — a split copies each of
+/// them into both halves, so splitting them never brings the load down. An insert then splits
+/// exactly 64 buckets (its level of 3 125 buckets splits 3 at a time, so the cap falls inside a
+/// run) and places the key; every key the crafted file answers for is still found.
+#[test]
+fn one_insert_splits_at_most_64_buckets() {
+    const CRAFTED: u64 = 100;
+    let config = Config::new(10_000)
+        .false_positive_rate(0.05)
+        .encoding(Encoding::Packed)
+        .seed(9);
+    let mut f = ScalableCuckooFilter::new(config).unwrap();
+    for i in 0..9_990 {
+        f.insert(&key(i)).unwrap();
+    }
+    let mut bytes = f.to_bytes();
+    let (m, b, w, c, region, item_count) = {
+        let level = &spec::read(&bytes).unwrap().levels[0];
+        assert!(level.is_stretch() && level.encoding == 1, "{level:?}");
+        let region = level.region_offset as usize;
+        (
+            level.m,
+            level.b,
+            level.f,
+            level.core_bits,
+            region,
+            level.item_count,
+        )
+    };
+    assert_eq!((f.levels(), m, b), (1, 3_125, 4));
+    // FORMAT.md §2.2: buckets s .. 2^K are unsplit (address length K); s is the next to split.
+    let (l0, k) = (w - 1 - c, 63 - u64::from(m.leading_zeros()));
+    let s = m - (1 << k);
+    assert!(s + CRAFTED <= 1 << k);
+    // §3.2 and §3.4: a packed slot at bit (i·b + t)·w; an entry with L = 0 is its core, then
+    // the marker at bit L0, zeros below.
+    let mut added = 0;
+    for i in s..s + CRAFTED {
+        for t in 0..b {
+            let p = ((i * b + t) * w) as usize;
+            let v = ((i % 31 + 1) << (l0 + 1)) | (1 << l0);
+            let bit = |p: usize| bytes[region + p / 8] >> (p % 8) & 1;
+            added += u64::from((0..w as usize).all(|j| bit(p + j) == 0));
+            for j in 0..w as usize {
+                let byte = &mut bytes[region + (p + j) / 8];
+                *byte = *byte & !(1 << ((p + j) % 8)) | (((v >> j) & 1) as u8) << ((p + j) % 8);
+            }
+        }
+    }
+    // §5: the level's item_count and precision sum (§5.1) follow its entries.
+    let entries = spec::read_unverified(&bytes).unwrap().levels[0]
+        .entries()
+        .unwrap();
+    let precision: u64 = entries.iter().map(|e| 1u64 << (60 - e.precision)).sum();
+    let items = item_count + added;
+    assert_eq!(entries.len() as u64, items);
+    common::put_u64(&mut bytes, 128 + 24, items);
+    common::put_u64(&mut bytes, 128 + 56, precision);
+    common::resign(&mut bytes);
+    let file = spec::read(&bytes).unwrap();
+    let lambda = 0.8;
+    assert!(items as f64 >= lambda * (m * b) as f64, "{items} entries");
+
+    let mut g = ScalableCuckooFilter::from_bytes(&bytes).unwrap();
+    g.insert(b"one more").unwrap();
+    assert_eq!(g.levels(), 1, "the level took the key");
+    let grown = g.level(0).unwrap().num_buckets() as u64 - m;
+    assert_eq!(grown, 64, "one insert split {grown} buckets");
+    assert!(g.contains(b"one more"));
+    for i in 0..9_990 {
+        if file.contains(&key(i)) {
+            assert!(g.contains(&key(i)), "key {i}");
         }
     }
 }
