@@ -576,3 +576,32 @@ fn one_insert_splits_at_most_64_buckets() {
         }
     }
 }
+
+/// `max_kicks` bounds the search for a free slot (FORMAT.md §8, step 3): a search that fails
+/// splits one more bucket and tries again, with eight times the budget from the fifth try on
+/// (step 4). A level sized for its 20 000 keys at the split load (6 250 buckets) takes them
+/// all with the default budget, splitting nothing; held to 8 buckets, the first tries of some
+/// inserts fail and the level grows past its size.
+#[test]
+fn searches_held_to_max_kicks_fail_and_split_buckets() {
+    let sizes = |kicks: Option<u32>| {
+        let mut config = Config::new(20_000).seed(5);
+        if let Some(kicks) = kicks {
+            config = config.max_kicks(kicks);
+        }
+        let mut f = ScalableCuckooFilter::new(config).unwrap();
+        for i in 0..20_000u64 {
+            f.insert(&key(i)).unwrap();
+        }
+        for i in 0..20_000u64 {
+            assert!(f.contains(&key(i)), "max_kicks {kicks:?}: key {i}");
+        }
+        (0..f.levels())
+            .map(|k| f.level(k).unwrap().num_buckets())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(sizes(None), [6_250]);
+    let small = sizes(Some(8));
+    assert_eq!(small.len(), 1, "{small:?}");
+    assert!(small[0] > 6_250 + 16, "{small:?}: too few searches failed");
+}
