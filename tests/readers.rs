@@ -18,8 +18,8 @@ use common::crafted::start_new_level;
 use common::spec;
 
 use cuckoo_sst::{
-    Config, CuckooFilter, Encoding, FilterBuilder, FilterRef, KeyHash, MappedFilter,
-    ScalableCuckooFilter,
+    CompactFilter, Config, CuckooFilter, Encoding, Error, FilterBuilder, FilterRef, KeyHash,
+    MappedFilter, ScalableCuckooFilter,
 };
 
 /// Batch lengths: empty, one, around the group of 16, and neither a multiple of 16 nor small.
@@ -464,6 +464,33 @@ fn every_reader_reports_its_shape_and_statistics() {
         assert_eq!(f.count(&key(0)), 3, "{what}");
         assert_eq!(f.estimated_fpr(), from_bytes.estimated_fpr(), "{what}");
         assert_eq!(f.load_factor(), from_bytes.load_factor(), "{what}");
+        // The owned filter's own answers: its configuration, and FORMAT.md §5's classic bound
+        // `1 − (1 − 1/(2^f − 1))^(2b)`, which does not count the load.
+        assert_eq!((f.seed(), f.fingerprint_bits()), (6, bits), "{what}");
+        let values = 2f64.powi(bits as i32) - 1.0;
+        // (as −expm1(2b · ln(1 − x)): `1 − (1 − x)^n` loses digits for a tiny x)
+        let bound = -(2.0 * b as f64 * (-1.0 / values).ln_1p()).exp_m1();
+        let got = f.expected_fpr();
+        assert!(
+            (got - bound).abs() <= 1e-9 * bound,
+            "{what}: {got} vs {bound}"
+        );
+        // A compact block names its seed by an index from the default one: refused for seed 6;
+        // with the default seed, the same filter as a block answers as it does.
+        assert!(
+            matches!(f.to_compact_bytes(), Err(Error::InvalidConfig { .. })),
+            "{what}"
+        );
+        let mut d = CuckooFilter::new(common::config(n as usize, layout)).unwrap();
+        for i in 0..n {
+            d.insert(&key(i)).unwrap();
+        }
+        let block = d.to_compact_bytes().unwrap();
+        let c = CompactFilter::from_bytes(&block).unwrap();
+        assert_eq!((c.len(), c.block_len()), (d.len(), block.len()), "{what}");
+        for i in 0..2 * n {
+            assert_eq!(c.contains(&key(i)), d.contains(&key(i)), "{what}: key {i}");
+        }
     }
     // By hand: packed b=4 f=10 buckets span 1 + 7/64 lines on average (table/mod.rs).
     let f = CuckooFilter::new(common::config(1000, (4, 10, Encoding::Packed))).unwrap();
