@@ -945,6 +945,15 @@ mod tests {
         assert_eq!(slot_width(4, Encoding::Packed, 1e-12), None);
         assert_eq!(slot_width(4, Encoding::Packed, 0.0), None);
         assert_eq!(slot_width(4, Encoding::Packed, f64::NAN), None);
+        // Either side of a step: 2b · λ · 8.5 / share = 2^13 at share 54.4 / 8192 (b = 4,
+        // λ = 0.8), so a slightly larger share needs 13 bits of precision and a slightly
+        // smaller one 14; and 2^31 at 54.4 / 2^31, the widest precision there is (32-bit slots).
+        let step = 54.4 / 8192.0;
+        assert_eq!(slot_width(4, Encoding::Packed, step * 1.001), Some(14));
+        assert_eq!(slot_width(4, Encoding::Packed, step * 0.999), Some(15));
+        let widest = 54.4 / 2f64.powi(31);
+        assert_eq!(slot_width(4, Encoding::Packed, widest * 1.001), Some(32));
+        assert_eq!(slot_width(4, Encoding::Packed, widest * 0.999), None);
     }
 
     /// Inserting until a limit refuses: every key still present, the bound under the target,
