@@ -605,3 +605,37 @@ fn searches_held_to_max_kicks_fail_and_split_buckets() {
     assert_eq!(small.len(), 1, "{small:?}");
     assert!(small[0] > 6_250 + 16, "{small:?}: too few searches failed");
 }
+
+/// A key that the newest level cannot place — its searches fail (held here to no moves at all
+/// by `max_kicks(0)`) and sixteen splits do not free its buckets — but already answers for is
+/// a copy as far as the level can tell: refused with `TooManyCopies` and the chain unchanged
+/// (FORMAT.md §8, steps 3 and 4), although its buckets still hold entries of other keys. Not
+/// `Full`: no new level is needed for it (here none is allowed, and new keys get `Full`).
+#[test]
+fn a_copy_the_newest_level_cannot_place_is_refused_as_a_copy() {
+    let config = Config::new(2000).max_kicks(0).max_levels(1).seed(2);
+    let mut f = ScalableCuckooFilter::new(config).unwrap();
+    let mut present = Vec::new();
+    for i in 0..4000 {
+        match f.insert(&key(i)) {
+            Ok(()) => present.push(i),
+            Err(Error::Full) => {}
+            Err(e) => panic!("key {i}: {e:?}"),
+        }
+    }
+    assert!(present.len() < 4000, "the level never refused a new key");
+    let mut refused = 0;
+    for &i in &present {
+        let mut g = f.clone();
+        let copies = g.count(&key(i));
+        match g.insert(&key(i)) {
+            Ok(()) => assert_eq!(g.len(), f.len() + 1, "key {i}"),
+            Err(Error::TooManyCopies) => {
+                assert_eq!(g, f, "key {i}: a refused insert changed the chain");
+                refused += usize::from(copies < 2 * 4);
+            }
+            Err(e) => panic!("key {i}, present: {e:?}"),
+        }
+    }
+    assert!(refused > 0, "no copy was refused by the jammed level");
+}
