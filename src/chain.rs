@@ -476,7 +476,9 @@ impl ScalableCuckooFilter {
 
     /// Adds `key`. Grows the chain when the newest level is full; fails, with the chain
     /// unchanged, only when a configured limit forbids growing ([`Error::Full`]) or when the
-    /// key's two buckets are already full of its copies ([`Error::TooManyCopies`]).
+    /// key is a copy the newest level cannot place: its two buckets are already full of its
+    /// copies, or the level answers for it already and cannot make room for another
+    /// ([`Error::TooManyCopies`]; the key is found either way).
     ///
     /// ```
     /// let mut f = cuckoo_sst::ScalableCuckooFilter::new(cuckoo_sst::Config::new(10))?;
