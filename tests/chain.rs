@@ -516,38 +516,25 @@ fn one_insert_splits_at_most_64_buckets() {
     for i in 0..9_990 {
         f.insert(&key(i)).unwrap();
     }
-    let mut bytes = f.to_bytes();
-    let (m, b, w, c, region, item_count) = {
-        let level = &spec::read(&bytes).unwrap().levels[0];
-        assert!(level.is_stretch() && level.encoding == 1, "{level:?}");
-        let region = level.region_offset as usize;
-        (
-            level.m,
-            level.b,
-            level.f,
-            level.core_bits,
-            region,
-            level.item_count,
-        )
-    };
+    let bytes = f.to_bytes();
+    let level = spec::read(&bytes).unwrap().levels[0].clone();
+    let (m, b, w, c) = (level.m, level.b, level.f, level.core_bits);
+    assert!(level.is_stretch() && level.encoding == 1, "{level:?}");
     assert_eq!((f.levels(), m, b), (1, 3_125, 4));
     // FORMAT.md §2.2: buckets s .. 2^K are unsplit (address length K); s is the next to split.
     let (l0, k) = (w - 1 - c, 63 - u64::from(m.leading_zeros()));
     let s = m - (1 << k);
     assert!(s + CRAFTED <= 1 << k);
-    // §3.2 and §3.4: a packed slot at bit (i·b + t)·w; an entry with L = 0 is its core, then
-    // the marker at bit L0, zeros below.
-    let mut added = 0;
+    let empty = (s..s + CRAFTED)
+        .flat_map(|i| level.bucket(i))
+        .filter(|&v| v == 0)
+        .count() as u64;
+    let items = level.item_count + empty;
+    // §3.4: an entry with L = 0 is its core, then the marker at bit L0, zeros below.
+    let mut bytes = bytes.clone();
     for i in s..s + CRAFTED {
         for t in 0..b {
-            let p = ((i * b + t) * w) as usize;
-            let v = ((i % 31 + 1) << (l0 + 1)) | (1 << l0);
-            let bit = |p: usize| bytes[region + p / 8] >> (p % 8) & 1;
-            added += u64::from((0..w as usize).all(|j| bit(p + j) == 0));
-            for j in 0..w as usize {
-                let byte = &mut bytes[region + (p + j) / 8];
-                *byte = *byte & !(1 << ((p + j) % 8)) | (((v >> j) & 1) as u8) << ((p + j) % 8);
-            }
+            common::put_packed_slot(&mut bytes, 0, i, t, ((i % 31 + 1) << (l0 + 1)) | (1 << l0));
         }
     }
     // §5: the level's item_count and precision sum (§5.1) follow its entries.
@@ -555,7 +542,6 @@ fn one_insert_splits_at_most_64_buckets() {
         .entries()
         .unwrap();
     let precision: u64 = entries.iter().map(|e| 1u64 << (60 - e.precision)).sum();
-    let items = item_count + added;
     assert_eq!(entries.len() as u64, items);
     common::put_u64(&mut bytes, 128 + 24, items);
     common::put_u64(&mut bytes, 128 + 56, precision);

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{describe, first_region, put_u32, put_u64, resign, spec, to_v1};
+use common::{describe, first_region, put_packed_slot, put_u32, put_u64, resign, spec, to_v1};
 use cuckoo_sst::{
     Config, CuckooFilter, Encoding, FilterRef, MAX_KICKS_LIMIT, MappedFilter, ScalableCuckooFilter,
 };
@@ -868,22 +868,6 @@ fn chain_cases() -> Vec<(&'static str, Patch, &'static str)> {
             "Corrupt(level_count)",
         ),
     ]
-}
-
-/// Writes the `w`-bit value `v` into slot `s` of bucket `i` of level `k`, whose buckets of
-/// `b` slots are packed (FORMAT.md §3.2).
-fn put_packed_slot(bytes: &mut [u8], k: usize, i: u64, s: u64, v: u64) {
-    let (region, b, w) = (
-        u64_at(bytes, desc(k)) as usize,
-        bytes[desc(k) + 48] as u64,
-        bytes[desc(k) + 49] as u64,
-    );
-    assert_eq!(bytes[desc(k) + 50], 1, "packed");
-    let at = (i * b + s) * w;
-    for j in 0..w {
-        let (byte, bit) = (region + ((at + j) / 8) as usize, (at + j) % 8);
-        bytes[byte] = bytes[byte] & !(1 << bit) | (((v >> j) & 1) << bit) as u8;
-    }
 }
 
 /// The first empty slot of level `k` of a stretch chain, its bucket's address length `ℓ`,

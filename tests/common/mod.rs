@@ -137,6 +137,20 @@ pub fn put_u64(b: &mut [u8], at: usize, v: u64) {
     b[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
 
+/// Writes the `w`-bit value `v` into slot `s` of bucket `i` of level `k`, whose buckets of
+/// `b` slots are packed (FORMAT.md §3.2).
+pub fn put_packed_slot(bytes: &mut [u8], k: usize, i: u64, s: u64, v: u64) {
+    let d = 128 + 64 * k;
+    let region = u64::from_le_bytes(bytes[d..d + 8].try_into().unwrap()) as usize;
+    let (b, w) = (bytes[d + 48] as u64, bytes[d + 49] as u64);
+    assert_eq!(bytes[d + 50], 1, "packed");
+    let at = (i * b + s) * w;
+    for j in 0..w {
+        let (byte, bit) = (region + ((at + j) / 8) as usize, (at + j) % 8);
+        bytes[byte] = bytes[byte] & !(1 << bit) | (((v >> j) & 1) << bit) as u8;
+    }
+}
+
 pub fn put_u32(b: &mut [u8], at: usize, v: u32) {
     b[at..at + 4].copy_from_slice(&v.to_le_bytes());
 }
