@@ -516,6 +516,32 @@ mod tests {
         assert_eq!((g.used_bytes(), g.table_bytes()), (4500, 4544));
     }
 
+    /// The bytes a probe of any bucket touches lie inside the region, the last bucket's
+    /// included: its prefetch addresses and its loads (a bit-packed bucket's 8-byte load past
+    /// its last bit reads the slack). The mapped reader's chunk lookup relies on it.
+    #[test]
+    fn probes_load_inside_the_region() {
+        let mut loads = Vec::new();
+        for (e, b, f) in all_layouts() {
+            for m in [2, 10, 1000, 1024, 4098] {
+                let g = Geometry::new(m, b, f, e).unwrap();
+                let n = g.table_bytes();
+                with_codec!(g.layout(), c => {
+                    for i in [0, 1, m / 2, m - 2, m - 1] {
+                        for at in c.prefetch_at(i) {
+                            assert!(at < n, "{e:?} b={b} f={f} m={m}: bucket {i} at {at} of {n}");
+                        }
+                        loads.clear();
+                        c.loads(i, &mut loads);
+                        for &(at, len) in &loads {
+                            assert!(at + len <= n, "{e:?} b={b} f={f} m={m}: bucket {i} loads {at}+{len} of {n}");
+                        }
+                    }
+                });
+            }
+        }
+    }
+
     #[test]
     fn plain_buckets_never_straddle_a_cache_line() {
         for b in BUCKET_SIZES {
