@@ -74,6 +74,8 @@ fn the_reader_from_the_text_agrees_with_the_crate_on_every_layout_and_size() {
                 (n, n),
                 "{layout:?} n={n}"
             );
+            assert_eq!(ours.is_empty(), n == 0, "{layout:?} n={n}");
+            assert_eq!(ours.block_len(), block.len(), "{layout:?} n={n}");
             for k in &present {
                 assert!(
                     theirs.contains(k),
