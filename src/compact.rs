@@ -543,6 +543,24 @@ mod tests {
         }
     }
 
+    /// The exact placement takes up to `EXACT_MAX` distinct keys and leaves more to the
+    /// builder's sizing (`None`).
+    #[test]
+    fn the_exact_placement_stops_at_its_limit() {
+        let hashes = keys(EXACT_MAX + 1, 7);
+        assert_eq!(hashes.len(), EXACT_MAX + 1);
+        let config = Config::new(0);
+        assert_eq!(build_exact(&config, &hashes).unwrap(), None);
+        let block = build_exact(&config, &hashes[..EXACT_MAX]).unwrap().unwrap();
+        let f = CompactFilter::from_bytes(&block).unwrap();
+        assert_eq!(f.len(), EXACT_MAX);
+        assert!(
+            hashes[..EXACT_MAX]
+                .iter()
+                .all(|&h| f.contains_hash(KeyHash::from_u64(h)))
+        );
+    }
+
     #[test]
     fn the_search_places_keys_a_greedy_insert_cannot() {
         // Three keys that all want buckets 0 and 1 of a table of buckets of 1 slot... with
