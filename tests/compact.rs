@@ -76,11 +76,8 @@ fn the_reader_from_the_text_agrees_with_the_crate_on_every_layout_and_size() {
             );
             assert_eq!(ours.is_empty(), n == 0, "{layout:?} n={n}");
             assert_eq!(ours.block_len(), block.len(), "{layout:?} n={n}");
-            // FORMAT.md §5's classic bound, 1 − (1 − 1/(2^f − 1))^(2b) (as −expm1(2b · ln(1 − x)),
-            // which keeps its digits for a tiny x).
-            let (b, f, _) = layout;
-            let x = 1.0 / (2f64.powi(f as i32) - 1.0);
-            let bound = -(2.0 * b as f64 * (-x).ln_1p()).exp_m1();
+            // FORMAT.md §5's classic bound.
+            let bound = spec::classic_bound(layout.0 as u64, u64::from(layout.1));
             let got = ours.expected_fpr();
             assert!(
                 (got - bound).abs() <= 1e-9 * bound,

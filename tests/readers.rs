@@ -467,9 +467,7 @@ fn every_reader_reports_its_shape_and_statistics() {
         // The owned filter's own answers: its configuration, and FORMAT.md §5's classic bound
         // `1 − (1 − 1/(2^f − 1))^(2b)`, which does not count the load.
         assert_eq!((f.seed(), f.fingerprint_bits()), (6, bits), "{what}");
-        let values = 2f64.powi(bits as i32) - 1.0;
-        // (as −expm1(2b · ln(1 − x)): `1 − (1 − x)^n` loses digits for a tiny x)
-        let bound = -(2.0 * b as f64 * (-1.0 / values).ln_1p()).exp_m1();
+        let bound = spec::classic_bound(b as u64, u64::from(bits));
         let got = f.expected_fpr();
         assert!(
             (got - bound).abs() <= 1e-9 * bound,

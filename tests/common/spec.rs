@@ -705,6 +705,13 @@ pub fn answers(v: u64, q: u64, w: u64) -> bool {
 // behaviour, as FORMAT.md states it, for the tests and the `chain` fuzz target to hold the
 // crate's chains to.
 
+/// §5: a classic level's false-positive bound, `1 − (1 − 1/(2^f − 1))^(2b)` (the load not
+/// counted), computed as `−expm1(2b · ln(1 − x))`: `1 − (1 − x)^n` loses digits for a tiny `x`.
+pub fn classic_bound(b: u64, f: u64) -> f64 {
+    let x = 1.0 / (2f64.powi(f as i32) - 1.0);
+    -(2.0 * b as f64 * (-x).ln_1p()).exp_m1()
+}
+
 /// §8: the core width `c` of every stretch level the crate makes.
 pub const GROWTH_CORE_BITS: u64 = 5;
 
