@@ -87,3 +87,70 @@ fn semi_sorted_and_packed_agree_without_relocations_at_every_width() {
         assert_same_answers(&packed, &semi, &format!("f={bits}"));
     }
 }
+
+#[test]
+fn a_configuration_knows_its_file_size_and_bound_before_the_filter_exists() {
+    use Encoding::*;
+    let mut seen = std::collections::HashSet::new();
+    for capacity in [0usize, 1, 1000, 12_345, 1 << 20] {
+        for fpr in [0.2, 0.03, 0.01, 1e-3, 1e-5] {
+            for (b, e) in [
+                (None, None),
+                (Some(2), Some(Plain)),
+                (Some(4), Some(Packed)),
+                (Some(8), None),
+            ] {
+                let mut c = Config::new(capacity).false_positive_rate(fpr);
+                if let Some(b) = b {
+                    c = c.bucket_size(b);
+                }
+                if let Some(e) = e {
+                    c = c.encoding(e);
+                }
+                let f = match CuckooFilter::new(c.clone()) {
+                    Ok(f) => f,
+                    Err(Error::InvalidConfig { .. }) => {
+                        // No layout meets it: the configuration says so without a filter.
+                        assert!(matches!(
+                            c.size_in_bytes(),
+                            Err(Error::InvalidConfig { .. })
+                        ));
+                        assert!(matches!(c.expected_fpr(), Err(Error::InvalidConfig { .. })));
+                        continue;
+                    }
+                    Err(e) => panic!("{c:?}: {e}"),
+                };
+                let what = format!("{c:?}");
+                assert_eq!(c.size_in_bytes().unwrap(), f.size_in_bytes(), "{what}");
+                assert_eq!(c.size_in_bytes().unwrap(), f.to_bytes().len(), "{what}");
+                assert_eq!(c.expected_fpr().unwrap(), f.expected_fpr(), "{what}");
+                assert!(c.expected_fpr().unwrap() <= fpr, "{what}");
+                assert!(c.expected_fpr().unwrap() > 0.0, "{what}");
+                seen.insert(c.size_in_bytes().unwrap());
+            }
+        }
+    }
+    assert!(
+        seen.len() > 20,
+        "the sizes differ with the configuration: {seen:?}"
+    );
+    // An explicit width may miss the rate asked for; the bound says so (7 bits in buckets of 4:
+    // 1 − (1 − 1/127)^8 ≈ 6.1 %).
+    let wide = Config::new(1000)
+        .fingerprint_bits(7)
+        .false_positive_rate(0.01);
+    assert!(wide.expected_fpr().unwrap() > 0.01);
+    assert_eq!(
+        wide.expected_fpr().unwrap(),
+        CuckooFilter::new(wide).unwrap().expected_fpr()
+    );
+    let bad = Config::new(1000).bucket_size(3);
+    assert!(matches!(
+        bad.size_in_bytes(),
+        Err(Error::InvalidConfig { .. })
+    ));
+    assert!(matches!(
+        bad.expected_fpr(),
+        Err(Error::InvalidConfig { .. })
+    ));
+}
