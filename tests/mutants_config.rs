@@ -6,15 +6,24 @@
 
 use std::fs;
 
+/// The patterns of `config` that name a file of `src/` (commented-out lines are not patterns).
+fn src_patterns(config: &str) -> impl Iterator<Item = String> + '_ {
+    config
+        .lines()
+        .map(str::trim)
+        .filter(|line| line.starts_with("\"src/"))
+        .map(|line| line.trim_end_matches(',').trim_matches('"').to_string())
+}
+
+/// `.cargo/mutants.toml`, read from the repository.
+fn config() -> String {
+    fs::read_to_string(".cargo/mutants.toml").expect("read .cargo/mutants.toml")
+}
+
 /// `(pattern, path, line, column, operator)` for every pattern pinned by line and column.
 fn pinned(config: &str) -> Vec<(String, String, usize, usize, String)> {
     let mut out = Vec::new();
-    for raw in config.lines() {
-        let line = raw.trim();
-        if !line.starts_with("\"src/") {
-            continue;
-        }
-        let pattern = line.trim_end_matches(',').trim_matches('"').to_string();
+    for pattern in src_patterns(config) {
         // path:line:column: replace OP with ...
         let mut parts = pattern.splitn(4, ':');
         let (Some(path), Some(l), Some(c), Some(rest)) =
@@ -39,8 +48,7 @@ fn pinned(config: &str) -> Vec<(String, String, usize, usize, String)> {
 
 #[test]
 fn every_pinned_exclusion_points_at_its_operator() {
-    let config = fs::read_to_string(".cargo/mutants.toml").expect("read .cargo/mutants.toml");
-    let pins = pinned(&config);
+    let pins = pinned(&config());
     assert!(
         pins.len() >= 10,
         "found only {} pinned patterns",
@@ -70,12 +78,7 @@ fn every_pinned_exclusion_points_at_its_operator() {
 /// function's name (the last `::` segment) for each alternative of the pattern's regex.
 fn functions(config: &str) -> Vec<(String, String, Vec<String>)> {
     let mut out = Vec::new();
-    for raw in config.lines() {
-        let line = raw.trim();
-        if !line.starts_with("\"src/") {
-            continue;
-        }
-        let pattern = line.trim_end_matches(',').trim_matches('"').to_string();
+    for pattern in src_patterns(config) {
         let (Some(path), Some(function)) = (
             pattern.split(':').next(),
             pattern
@@ -97,8 +100,7 @@ fn functions(config: &str) -> Vec<(String, String, Vec<String>)> {
 
 #[test]
 fn every_excluded_function_exists() {
-    let config = fs::read_to_string(".cargo/mutants.toml").expect("read .cargo/mutants.toml");
-    let patterns = functions(&config);
+    let patterns = functions(&config());
     assert!(
         patterns.len() >= 30,
         "found only {} patterns",
