@@ -41,7 +41,8 @@ fn pinned(config: &str) -> Vec<(String, String, usize, usize, String)> {
             .unwrap_or_else(|| panic!("a pinned pattern that is not `replace OP with`: {pattern}"))
             // The pattern is a regex in a TOML string: `\\+` is the operator `+`.
             .replace("\\\\", "");
-        out.push((pattern.clone(), path.to_string(), l, c, op));
+        let path = path.to_string();
+        out.push((pattern, path, l, c, op));
     }
     out
 }
@@ -93,7 +94,8 @@ fn functions(config: &str) -> Vec<(String, String, Vec<String>)> {
             .split('|')
             .map(|alt| alt.rsplit("::").next().unwrap_or(alt).to_string())
             .collect();
-        out.push((pattern.clone(), path.to_string(), names));
+        let path = path.to_string();
+        out.push((pattern, path, names));
     }
     out
 }
