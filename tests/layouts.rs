@@ -154,3 +154,70 @@ fn a_configuration_knows_its_file_size_and_bound_before_the_filter_exists() {
         Err(Error::InvalidConfig { .. })
     ));
 }
+
+/// A refused configuration names the setting at fault, as spelled by its `Config` method — the
+/// one to change — for a single filter and for a growable one, each checked on its own (a
+/// setting that only a growable filter refuses is fine for a single one).
+#[test]
+fn a_refused_setting_is_named_by_its_method() {
+    use cuckoo_sst::ScalableCuckooFilter;
+    let c = || Config::new(10);
+    const FPR: &str = "false_positive_rate";
+    let single = [
+        (c().bucket_size(0), "bucket_size"),
+        (c().bucket_size(3), "bucket_size"),
+        (c().bucket_size(16), "bucket_size"),
+        (c().false_positive_rate(0.0), FPR),
+        (c().false_positive_rate(1.0), FPR),
+        (c().false_positive_rate(-0.1), FPR),
+        (c().false_positive_rate(f64::NAN), FPR),
+        (c().false_positive_rate(f64::INFINITY), FPR),
+        (c().false_positive_rate(1e-30), FPR),
+        (c().fingerprint_bits(0), "fingerprint_bits"),
+        (c().fingerprint_bits(33), "fingerprint_bits"),
+        (c().max_kicks(u32::MAX), "max_kicks"),
+        (Config::new(usize::MAX), "capacity"),
+    ];
+    for (config, setting) in single {
+        let what = format!("{config:?}");
+        let named = |r: Result<(), Error>| match r {
+            Err(Error::InvalidConfig { setting, .. }) => setting,
+            other => panic!("{what}: {other:?}"),
+        };
+        assert_eq!(
+            named(CuckooFilter::new(config.clone()).map(drop)),
+            setting,
+            "{what}"
+        );
+        assert_eq!(named(config.size_in_bytes().map(drop)), setting, "{what}");
+        assert_eq!(named(config.expected_fpr().map(drop)), setting, "{what}");
+        assert_eq!(
+            named(ScalableCuckooFilter::new(config).map(drop)),
+            setting,
+            "{what} (growable)"
+        );
+    }
+    let growable = [
+        (c().growth_factor(1.0), "growth_factor"),
+        (c().growth_factor(0.5), "growth_factor"),
+        (c().growth_factor(f64::NAN), "growth_factor"),
+        (c().growth_factor(f64::INFINITY), "growth_factor"),
+        (c().growth_factor(65.0), "growth_factor"),
+        (c().tightening(0.0), "tightening"),
+        (c().tightening(1.0), "tightening"),
+        (c().tightening(f64::NAN), "tightening"),
+        (c().fingerprint_bits(16), "fingerprint_bits"),
+        (c().max_levels(u32::MAX), "max_levels"),
+        (c().false_positive_rate(1e-9), FPR),
+        (c().false_positive_rate(1e-7).tightening(0.8), FPR),
+        (c().max_bytes(64), "max_bytes"),
+    ];
+    for (config, setting) in growable {
+        match ScalableCuckooFilter::new(config.clone()) {
+            Err(Error::InvalidConfig { setting: s, .. }) => assert_eq!(s, setting, "{config:?}"),
+            other => panic!("{config:?}: {other:?}"),
+        }
+        // Only a growable filter refuses them.
+        assert!(CuckooFilter::new(config.clone()).is_ok(), "{config:?}");
+    }
+}
