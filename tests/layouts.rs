@@ -197,6 +197,25 @@ fn a_refused_setting_is_named_by_its_method() {
             "{what} (growable)"
         );
     }
+    // A rate outside (0, 1) is told so; one inside that no layout reaches is told that.
+    for (fpr, says) in [
+        (0.0, "not a rate in (0, 1)"),
+        (1.0, "not a rate in (0, 1)"),
+        (f64::NAN, "not a rate in (0, 1)"),
+        (1e-30, "cannot be reached"),
+    ] {
+        for r in [
+            CuckooFilter::new(c().false_positive_rate(fpr)).map(drop),
+            ScalableCuckooFilter::new(c().false_positive_rate(fpr)).map(drop),
+        ] {
+            match r {
+                Err(Error::InvalidConfig { reason, .. }) => {
+                    assert!(reason.contains(says), "{fpr}: {reason}")
+                }
+                other => panic!("{fpr}: {other:?}"),
+            }
+        }
+    }
     let growable = [
         (c().growth_factor(1.0), "growth_factor"),
         (c().growth_factor(0.5), "growth_factor"),
@@ -219,5 +238,71 @@ fn a_refused_setting_is_named_by_its_method() {
         }
         // Only a growable filter refuses them.
         assert!(CuckooFilter::new(config.clone()).is_ok(), "{config:?}");
+    }
+}
+
+/// The limits are inclusive: the largest kick count, level count and table a configuration may
+/// ask for are accepted, one more is refused.
+#[test]
+fn every_limit_is_accepted_and_one_past_it_refused() {
+    use cuckoo_sst::{MAX_KICKS_LIMIT, MAX_LEVELS, ScalableCuckooFilter};
+    let refused = |r: Result<(), Error>, setting: &str| match r {
+        Err(Error::InvalidConfig { setting: s, .. }) => assert_eq!(s, setting),
+        other => panic!("{setting}: {other:?}"),
+    };
+    let kicks = Config::new(100).max_kicks(MAX_KICKS_LIMIT);
+    CuckooFilter::new(kicks.clone()).unwrap();
+    ScalableCuckooFilter::new(kicks).unwrap();
+    let kicks = Config::new(100).max_kicks(MAX_KICKS_LIMIT + 1);
+    refused(CuckooFilter::new(kicks.clone()).map(drop), "max_kicks");
+    refused(ScalableCuckooFilter::new(kicks).map(drop), "max_kicks");
+    ScalableCuckooFilter::new(Config::new(100).max_levels(MAX_LEVELS)).unwrap();
+    refused(
+        ScalableCuckooFilter::new(Config::new(100).max_levels(MAX_LEVELS + 1)).map(drop),
+        "max_levels",
+    );
+    // A table holds at most 2^32 buckets. The smallest capacity refused (found without
+    // building anything) is the first that needs more: 2^32 + 2, as counts are even and one
+    // more item adds at most two buckets.
+    for b in [2, 4, 8] {
+        let config = |capacity| Config::new(capacity).bucket_size(b);
+        let (mut ok, mut too_big) = (1usize, usize::MAX);
+        assert!(config(ok).size_in_bytes().is_ok());
+        while too_big - ok > 1 {
+            let mid = ok + (too_big - ok) / 2;
+            match config(mid).size_in_bytes() {
+                Ok(_) => ok = mid,
+                Err(_) => too_big = mid,
+            }
+        }
+        let reason = match config(too_big).size_in_bytes() {
+            Err(Error::InvalidConfig {
+                setting: "capacity",
+                reason,
+            }) => reason,
+            other => panic!("b={b}: {other:?}"),
+        };
+        let needs = format!("{too_big} items need {} buckets", (1u64 << 32) + 2);
+        assert!(reason.starts_with(&needs), "b={b}: {reason}");
+    }
+}
+
+/// Two encodings with the same bits per item tie (plain and packed slots of 8, 16 or 32 bits
+/// in buckets of 2 or 8): the simpler one, plain, is chosen.
+#[test]
+fn a_tie_goes_to_the_simpler_encoding() {
+    for b in [2, 8] {
+        for bits in [8, 16, 32] {
+            let exact = Config::new(1000)
+                .bucket_size(b)
+                .fingerprint_bits(bits)
+                .expected_fpr()
+                .unwrap();
+            let f = CuckooFilter::new(Config::new(1000).bucket_size(b).false_positive_rate(exact))
+                .unwrap();
+            let what = format!("b={b}, {bits} bits");
+            assert_eq!(f.fingerprint_bits(), bits, "{what}");
+            assert_eq!(f.encoding(), Encoding::Plain, "{what}");
+        }
     }
 }
