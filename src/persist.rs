@@ -114,18 +114,14 @@ fn fill<F: Fs>(
 struct RealFs;
 
 /// A temporary file of [`RealFs`], removed when dropped unless renamed. Writes go straight to
-/// the file.
+/// the file; they come from `fill`'s `BufWriter`, which calls `write` only (the file's bytes
+/// are written with `write_all`), so no vectored write is forwarded.
 struct RealTemp(tempfile::NamedTempFile);
 
 impl Write for RealTemp {
     #[inline]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.0.as_file_mut().write(buf)
-    }
-
-    #[inline]
-    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        self.0.as_file_mut().write_vectored(bufs)
     }
 
     #[inline]
