@@ -155,6 +155,14 @@ fn a_configuration_knows_its_file_size_and_bound_before_the_filter_exists() {
     ));
 }
 
+/// The setting a refusal names; `what` says which configuration gave anything else.
+fn refused_setting<T: std::fmt::Debug>(r: Result<T, Error>, what: &str) -> &'static str {
+    match r {
+        Err(Error::InvalidConfig { setting, .. }) => setting,
+        other => panic!("{what}: {other:?}"),
+    }
+}
+
 /// A refused configuration names the setting at fault, as spelled by its `Config` method — the
 /// one to change — for a single filter and for a growable one, each checked on its own (a
 /// setting that only a growable filter refuses is fine for a single one).
@@ -180,10 +188,7 @@ fn a_refused_setting_is_named_by_its_method() {
     ];
     for (config, setting) in single {
         let what = format!("{config:?}");
-        let named = |r: Result<(), Error>| match r {
-            Err(Error::InvalidConfig { setting, .. }) => setting,
-            other => panic!("{what}: {other:?}"),
-        };
+        let named = |r: Result<(), Error>| refused_setting(r, &what);
         assert_eq!(
             named(CuckooFilter::new(config.clone()).map(drop)),
             setting,
@@ -232,10 +237,9 @@ fn a_refused_setting_is_named_by_its_method() {
         (c().max_bytes(64), "max_bytes"),
     ];
     for (config, setting) in growable {
-        match ScalableCuckooFilter::new(config.clone()) {
-            Err(Error::InvalidConfig { setting: s, .. }) => assert_eq!(s, setting, "{config:?}"),
-            other => panic!("{config:?}: {other:?}"),
-        }
+        let what = format!("{config:?}");
+        let s = refused_setting(ScalableCuckooFilter::new(config.clone()).map(drop), &what);
+        assert_eq!(s, setting, "{what}");
         // Only a growable filter refuses them.
         assert!(CuckooFilter::new(config.clone()).is_ok(), "{config:?}");
     }
@@ -246,9 +250,8 @@ fn a_refused_setting_is_named_by_its_method() {
 #[test]
 fn every_limit_is_accepted_and_one_past_it_refused() {
     use cuckoo_sst::{MAX_KICKS_LIMIT, MAX_LEVELS, ScalableCuckooFilter};
-    let refused = |r: Result<(), Error>, setting: &str| match r {
-        Err(Error::InvalidConfig { setting: s, .. }) => assert_eq!(s, setting),
-        other => panic!("{setting}: {other:?}"),
+    let refused = |r: Result<(), Error>, setting: &str| {
+        assert_eq!(refused_setting(r, setting), setting);
     };
     let kicks = Config::new(100).max_kicks(MAX_KICKS_LIMIT);
     CuckooFilter::new(kicks.clone()).unwrap();
