@@ -183,10 +183,12 @@ impl Level {
 /// A key fits `2b` times (`b` the bucket size): its two buckets in the level that takes
 /// inserts hold that many copies, and no split or new level would hold more, so one more copy
 /// returns [`Error::TooManyCopies`] and changes nothing — one hot key cannot make the filter
-/// grow. (Distinct keys that share everything a level stores of them, which only a key
-/// crafted with the seed in hand does, fill a pair the same way; the filter tells them from
-/// copies by remembering which key's insert filled the pair, and starts a new level for them,
-/// up to the limits. The memory is not saved: a filter read from a file refuses them too.)
+/// grow. (A distinct key the level already answers for at a pair so filled — a false positive
+/// of the key that filled it, which happens by chance, or a key crafted with the seed in hand
+/// — is refused the same way unless the filter remembers that another key's insert filled the
+/// pair; then it makes room for the key as for any other, by splits or a new level, up to the
+/// limits. The memory is not saved: a filter read from a file refuses such a key as a copy,
+/// and finds it either way.)
 ///
 /// The false-positive rate stays bounded however far it grows. Entries inserted early, when
 /// the level was small, answer for more keys than later ones; the level keeps the exact sum

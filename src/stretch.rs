@@ -140,14 +140,14 @@ const SATURATED_KEYS: usize = 64;
 /// both buckets full, the key found, no entry able to leave), newest last, at most
 /// [`SATURATED_KEYS`] — at most one per bucket pair.
 ///
-/// A key whose pair is closed to it cannot be placed in the level: no split or move ever frees
-/// a slot of it. Copies of one key (a hot key) are the usual cause — with, at times, entries of
-/// other keys that share its core and so its other bucket — and the level refuses them, as the
-/// key is found anyway. But distinct keys that share everything the level stores of them close
-/// a pair the same way, and such a key is an insert like any other, which a new level takes.
-/// The level tells the two apart only by this record: a key is refused as a copy unless
-/// another key is known to have closed its pair. A level read from a file, or whose record has
-/// forgotten the pair, refuses every key found at a closed pair.
+/// A key whose pair is closed to it cannot be placed by moves (only a split may free a slot, of
+/// an entry of its core that does not answer for it). Copies of one key (a hot key) are the
+/// usual cause — with, at times, entries of other keys of its core — and the level refuses
+/// them, as the key is found anyway. But a distinct key the pair's entries answer for (a false
+/// positive of the key that closed it, by chance or crafted) meets it the same way, and is an
+/// insert like any other, which the chain makes room for (splits, else a new level). The
+/// level tells the two apart only by this record: a key is refused as a copy unless another
+/// key is known to have closed its pair. A read level, or a record that forgot, refuses both.
 #[derive(Clone, Debug, Default)]
 struct Saturated {
     keys: std::collections::VecDeque<u64>,

@@ -43,6 +43,9 @@ pub struct Reached {
     pub full_at_max_bytes: bool,
     /// Whether a copy of a key was refused (`TooManyCopies`).
     pub copies_refused: bool,
+    /// Whether, in the `roundtrip` target, the chain took a key that the chain read back from
+    /// it refused as a copy (see [`Chain::follow`]).
+    pub twin_told: bool,
 }
 
 thread_local! {
@@ -264,6 +267,10 @@ pub struct Chain {
     pub shares: Vec<f64>,
     /// The file's length when the chain was made.
     pub first_len: usize,
+    /// In the `roundtrip` target, after the round trip: the chain read back from `c`'s bytes,
+    /// which takes every insert and remove `c` takes and must answer and stay as `c` does
+    /// (see [`Chain::follow`]).
+    pub read_back: Option<Box<ScalableCuckooFilter>>,
 }
 
 impl Chain {
@@ -319,6 +326,7 @@ impl Chain {
                     setup: *s,
                     shares: vec![share],
                     first_len,
+                    read_back: None,
                 };
                 chain.check(&[]);
                 Some(chain)
@@ -371,17 +379,86 @@ impl Chain {
             .collect()
     }
 
-    /// Inserts with `insert`, recording the share of a level the insert adds.
+    /// Inserts `key` with `insert`, recording the share of a level the insert adds.
     fn insert_with(
         &mut self,
-        insert: impl FnOnce(&mut ScalableCuckooFilter) -> Result<bool>,
+        key: &[u8],
+        insert: impl Fn(&mut ScalableCuckooFilter) -> Result<bool>,
     ) -> Result<bool> {
         let (share, levels) = (self.next_share(), self.c.levels());
         let r = insert(&mut self.c);
+        if let Some(mut copy) = self.read_back.take() {
+            let was = copy.clone();
+            let answer = insert(&mut copy);
+            self.follow(key, (was, copy), &r, &answer);
+        }
         if self.c.levels() > levels {
             self.shares.push(share);
         }
         r
+    }
+
+    /// The chain read back, `copy` (`was` before it), took the insert of `key` that `c` took
+    /// (`c` answered `r`, the copy `answer`): it must have answered the same and be equal to
+    /// `c` — unless `c` knew what its bytes do not say, which key's insert closed a pair (the
+    /// memory `ScalableCuckooFilter` documents as not saved). Then `key` is one `c` tells from
+    /// a copy of the key that closed its pair though the same entries answer for both; `c`
+    /// makes room for it as for any key (splits, or a new level; `Full` where no level is
+    /// allowed), and the copy, which cannot tell, refuses it as a copy, unchanged, and finds
+    /// it. The copy is then read back from `c` again, and follows it from there.
+    fn follow(
+        &mut self,
+        key: &[u8],
+        (was, mut copy): (Box<ScalableCuckooFilter>, Box<ScalableCuckooFilter>),
+        r: &Result<bool>,
+        answer: &Result<bool>,
+    ) {
+        match (r, answer) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "the chain read back answered otherwise"),
+            (Err(Error::Full), Err(Error::Full))
+            | (Err(Error::TooManyCopies), Err(Error::TooManyCopies)) => {}
+            (Ok(true) | Err(Error::Full), Err(Error::TooManyCopies)) => {
+                assert!(copy == was, "a refused copy changed the chain read back");
+                let refused = Chain {
+                    c: (*copy).clone(),
+                    read_back: None,
+                    ..self.clone()
+                };
+                refused.check_copies_refused(key);
+                if r.is_ok() {
+                    copy = Box::new(
+                        ScalableCuckooFilter::from_bytes(&self.c.to_bytes())
+                            .expect("a chain's bytes read back"),
+                    );
+                }
+                note(|r| r.twin_told = true);
+            }
+            _ => {
+                panic!("the chain read back answered {answer:?} where the original answered {r:?}")
+            }
+        }
+        assert_eq!(
+            self.c, *copy,
+            "the chain read back diverged from the original"
+        );
+        self.read_back = Some(copy);
+    }
+
+    /// `c.remove(key)`, on the chain read back too, which must answer the same.
+    fn remove(&mut self, key: &[u8]) -> bool {
+        let removed = self.c.remove(key);
+        if let Some(copy) = &mut self.read_back {
+            assert_eq!(
+                copy.remove(key),
+                removed,
+                "the chain read back removed otherwise"
+            );
+            assert_eq!(
+                self.c, **copy,
+                "the chain read back diverged from the original"
+            );
+        }
+        removed
     }
 
     /// An insert into `before` was refused: a new level was forbidden, by the level limit, by
@@ -480,12 +557,12 @@ impl Chain {
 
 impl Subject for Chain {
     fn insert(&mut self, key: &[u8]) -> Result<()> {
-        self.insert_with(|c| c.insert(key).map(|()| true))
+        self.insert_with(key, |c| c.insert(key).map(|()| true))
             .map(|_| ())
     }
 
     fn insert_unique(&mut self, key: &[u8]) -> Result<bool> {
-        self.insert_with(|c| c.insert_unique(key))
+        self.insert_with(key, |c| c.insert_unique(key))
     }
 
     fn contains(&self, key: &[u8]) -> bool {
@@ -513,8 +590,14 @@ impl Subject for Chain {
     }
 
     fn reopen(&self, bytes: &[u8]) -> Result<Chain> {
+        // The chain read back is read again too: neither remembers a pair now (see `follow`).
+        let read_back = match self.read_back {
+            Some(_) => Some(Box::new(ScalableCuckooFilter::from_bytes(bytes)?)),
+            None => None,
+        };
         Ok(Chain {
             c: ScalableCuckooFilter::from_bytes(bytes)?,
+            read_back,
             ..self.clone()
         })
     }
@@ -541,7 +624,7 @@ impl Subject for Chain {
         // The documented refusal: when several levels match, nothing is removed.
         let holders = self.holders(key);
         let before = self.clone();
-        let removed = self.c.remove(key);
+        let removed = self.remove(key);
         assert_eq!(
             removed,
             holders == 1,
@@ -565,7 +648,7 @@ impl Subject for Chain {
     }
 
     fn remove_absent(&mut self, key: &[u8]) -> bool {
-        self.c.remove(key)
+        self.remove(key)
     }
 
     fn check(&self, _: &[&[u8]]) {
@@ -738,9 +821,19 @@ pub fn run(data: &[u8]) {
     run_reached(data);
 }
 
+/// What the runs of chains within `f` reached.
+pub fn reached_by(f: impl FnOnce()) -> Reached {
+    REACHED.with(|r| r.set(Reached::default()));
+    f();
+    REACHED.with(Cell::get)
+}
+
 /// [`run`], returning how far the chain grew.
 pub fn run_reached(data: &[u8]) -> Reached {
-    REACHED.with(|r| r.set(Reached::default()));
+    reached_by(|| run_chain(data))
+}
+
+fn run_chain(data: &[u8]) {
     let mut input = Input::new(data);
     let setup = setup(&mut input);
     if let Some(mut s) = Chain::new(&setup) {
@@ -749,5 +842,4 @@ pub fn run_reached(data: &[u8]) -> Reached {
         check_model(&s, &model, &keys, true);
         drive(&mut s, &mut model, &mut input, &keys, usize::MAX);
     }
-    REACHED.with(Cell::get)
 }
