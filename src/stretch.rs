@@ -1446,4 +1446,34 @@ mod tests {
             "no search passed the share: the test shows nothing"
         );
     }
+
+    /// A key is recorded only by the insert that closes its pair: copies that fill one of its
+    /// buckets with entries of its core, the other still with room, leave the pair open and
+    /// the record empty; the copy that fills the second bucket closes it and is recorded.
+    #[test]
+    fn only_the_insert_that_closes_a_pair_is_recorded() {
+        let mut f = level(64, 14, 5);
+        let class: Vec<u64> = (0..8u64).map(|k| twin(h(1 << 30)) ^ (k << 51)).collect();
+        let p = stretch::locate(f.geo.split(), f.slots(), class[0]);
+        assert_ne!(p.i1, p.i2);
+        let mut open_with_a_full_bucket = 0;
+        for (n, &k) in class.iter().enumerate() {
+            f.insert_seeded(k).unwrap();
+            let full = [p.i1, p.i2].map(|i| !f.room.get(i));
+            let recorded: Vec<u64> = f.saturated.keys.iter().copied().collect();
+            if full == [true, true] {
+                assert!(f.pair_is_closed(&p), "after {} keys", n + 1);
+                assert_eq!(recorded, [k], "after {} keys", n + 1);
+            } else {
+                assert!(!f.pair_is_closed(&p), "after {} keys", n + 1);
+                assert!(recorded.is_empty(), "after {} keys", n + 1);
+                open_with_a_full_bucket += usize::from(full.contains(&true));
+            }
+        }
+        assert_eq!(f.saturated.keys.len(), 1, "eight keys close the pair");
+        assert!(
+            open_with_a_full_bucket >= 1,
+            "no bucket filled before the pair closed"
+        );
+    }
 }
