@@ -1476,4 +1476,41 @@ mod tests {
             "no bucket filled before the pair closed"
         );
     }
+
+    /// In a level full to its last slot, a search for room ends having examined every bucket
+    /// it can reach, below any large budget: a key the level finds is then refused as a copy
+    /// (`Copies`), whether its pair is closed or not, and nothing changes. When the budget ends
+    /// the search first (2: the key's own buckets), the same key, at a pair that is not closed,
+    /// is refused for want of room (`NoRoom`: a split may make some).
+    #[test]
+    fn a_found_key_is_a_copy_only_when_the_search_ran_out_of_buckets() {
+        let mut f = level(4, 14, 5);
+        let mut present = Vec::new();
+        for i in 0..10_000 {
+            if f.entries() == f.geo.slots() {
+                break;
+            }
+            if f.insert_seeded_within(h(i), 1 << 20).is_ok() {
+                present.push(h(i));
+            }
+        }
+        assert_eq!(f.entries(), f.geo.slots(), "the level did not fill");
+        let mut open = 0;
+        for &k in &present {
+            let p = stretch::locate(f.geo.split(), f.slots(), k);
+            let before = f.clone();
+            assert_eq!(f.insert_seeded_within(k, 1 << 20), Err(Refused::Copies));
+            assert_eq!(f, before);
+            if !f.pair_is_closed(&p) {
+                open += 1;
+                assert_eq!(f.insert_seeded_within(k, 2), Err(Refused::NoRoom));
+                assert_eq!(f, before);
+            }
+        }
+        assert!(
+            open >= 4,
+            "{open} of {} keys at an open pair",
+            present.len()
+        );
+    }
 }
