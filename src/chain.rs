@@ -182,11 +182,11 @@ impl Level {
 ///
 /// A key fits `2b` times (`b` the bucket size): its two buckets in the level that takes
 /// inserts hold that many copies, and no split or new level would hold more, so one more copy
-/// returns [`Error::TooManyCopies`] and changes nothing — one hot key cannot make the filter
-/// grow. (A distinct key its entries answer for — a false positive, by chance or crafted — is
-/// refused too, unless the filter remembers that another key's insert filled the pair: then it
-/// makes room as for any key, by splits or a new level, up to the limits. The memory is not
-/// saved: a filter read from a file refuses such a key as a copy, and finds it either way.)
+/// returns [`Error::TooManyCopies`] and changes nothing: copies never start a level (hot keys
+/// among new keys still add some: docs/guarantees.md). A distinct key its entries answer for (a
+/// false positive) is refused too, unless the filter remembers that another key's insert filled
+/// the pair: then it makes room as for any key (splits or a new level). The memory is not
+/// saved: a filter read from a file refuses such a key as a copy, and finds it either way.
 ///
 /// The false-positive rate stays bounded however far it grows. Entries inserted early, when
 /// the level was small, answer for more keys than later ones; the level keeps the exact sum
