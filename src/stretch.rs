@@ -844,12 +844,12 @@ fn place_near<C: Codec>(
     Near::Search
 }
 
-/// Breadth-first search from the key's two (full) buckets for a bucket with a free slot,
-/// pushing at most `budget` nodes; the index in `nodes` of the node whose bucket has room.
-/// Room is read from `room`, and a bucket is pushed once it is known full, with its lines
-/// asked for, since it will be read when expanded. A path never visits a bucket twice (each
-/// node is checked against its ancestors), so its moves do not interfere. A loop monomorphic
-/// in the codec.
+/// Breadth-first search from the key's two (full) buckets for a bucket with a free slot: the
+/// index in `nodes` of the node whose bucket has room. A node is expanded only while fewer than
+/// `budget` are pushed (so at most `budget + b − 1` are). Room is read from `room`; a bucket is
+/// pushed once it is known full, with its lines asked for, as it will be read when expanded. A
+/// path never visits a bucket twice (each node is checked against its ancestors), so its moves
+/// do not interfere. A loop monomorphic in the codec.
 fn search<C: Codec>(
     c: &C,
     geo: &Geometry,
@@ -1512,5 +1512,127 @@ mod tests {
             "{open} of {} keys at an open pair",
             present.len()
         );
+    }
+
+    /// `place_near` says the key's pair may have closed (so the insert checks it, and may
+    /// record the key as the one that closed it) only when the key filled its bucket and every
+    /// entry there shares the key's core; a bucket left with room, or holding an entry of
+    /// another core, is not checked (see [`core_only`]).
+    #[test]
+    fn a_pair_may_close_only_when_the_key_fills_a_bucket_of_its_core_alone() {
+        let fresh = level(64, 14, 5);
+        let (split, slots) = (fresh.geo.split(), fresh.slots());
+        let p = stretch::locate(split, slots, h(1));
+        let core = slots.core(p.q1);
+        let other = (core + 1) % (1 << slots.core_bits);
+        let entry = |c: u64, n: u32| ((c as u32) << (slots.l0 + 1)) | (n << 1) | 1;
+        let (same, foreign) = (|n| entry(core, n), |n| entry(other, n));
+        let cases: [(&[u32], bool); 5] = [
+            (&[same(3), same(5)], false),
+            (&[same(3), same(5), same(9)], true),
+            (&[same(3), foreign(5), foreign(9)], false),
+            (&[same(3), same(5), foreign(9)], false),
+            (&[foreign(3), foreign(5), foreign(9)], false),
+        ];
+        for (before, expected) in cases {
+            let mut f = fresh.clone();
+            with_codec!(f.geo.layout(), c => {
+                let t = f.table.bytes_mut();
+                let mut s = c.read(t, p.i1);
+                for (k, &v) in before.iter().enumerate() {
+                    s[k] = v;
+                    c.store(t, p.i1, k, &s);
+                }
+            });
+            let roots = [(p.i1, p.q1, p.l1), (p.i2, p.q2, p.l2)];
+            let near = with_codec!(f.geo.layout(), c => place_near(
+                &c,
+                split,
+                slots,
+                f.table.bytes_mut(),
+                &mut f.room,
+                roots,
+            ));
+            let Near::Placed { maybe_closed, .. } = near else {
+                panic!("{before:x?}: the key was not placed in its bucket with room")
+            };
+            assert_eq!(maybe_closed, expected, "{before:x?}");
+            let filled = before.len() + 1 == f.geo.bucket_size() as usize;
+            assert_eq!(f.room.get(p.i1), !filled, "{before:x?}");
+            assert_ne!(f.answering(&p), 0, "{before:x?}");
+        }
+    }
+
+    /// The search expands a node only while fewer than `budget` nodes are pushed, so it ends
+    /// with at most `budget + b − 1`; it stops at the first bucket with room; and no path visits
+    /// a bucket twice. Checked from keys whose buckets are both full, in levels of 4 to 64
+    /// buckets filled to their last slot or near it, with budgets from 2 to 40.
+    #[test]
+    fn a_search_keeps_to_its_budget_and_never_revisits_a_bucket_on_a_path() {
+        let (mut tight, mut found, mut revisits_possible) = (0, 0, 0);
+        for (m, keys) in [(4, 10_000), (16, 60), (64, 245), (64, 10_000)] {
+            let mut f = level(m, 14, 5);
+            for i in 0..keys {
+                if f.entries() == f.geo.slots() {
+                    break;
+                }
+                let _ = f.insert_seeded_within(h(i), 1 << 20);
+            }
+            let b = f.geo.bucket_size() as usize;
+            let (split, slots) = (f.geo.split(), f.slots());
+            let mut nodes = Vec::new();
+            for j in 0..400u64 {
+                let p = stretch::locate(split, slots, h(1 << 40 | j));
+                if f.room.get(p.i1) || f.room.get(p.i2) || p.i1 == p.i2 {
+                    continue;
+                }
+                let roots = [(p.i1, p.q1, p.l1), (p.i2, p.q2, p.l2)];
+                for budget in 2..=40 {
+                    let at = with_codec!(f.geo.layout(), c => search(
+                        &c, &f.geo, f.table.bytes(), &f.room, roots, budget, &mut nodes,
+                    ));
+                    let what = format!("m {m}, key {j}, budget {budget}: {nodes:?}");
+                    assert!(nodes.len() < budget + b, "{what}");
+                    tight += usize::from(nodes.len() == budget + b - 1);
+                    for (n, node) in nodes.iter().enumerate() {
+                        let room = f.room.get(node.bucket);
+                        assert_eq!(room, at == Some(n), "{what}");
+                        if n < 2 {
+                            assert_eq!(node.parent, ROOT, "{what}");
+                            continue;
+                        }
+                        let mut up = node.parent as usize;
+                        assert!(up < n, "{what}");
+                        loop {
+                            assert_ne!(nodes[up].bucket, node.bucket, "{what}");
+                            if nodes[up].parent == ROOT {
+                                break;
+                            }
+                            up = nodes[up].parent as usize;
+                        }
+                    }
+                    if let Some(n) = at {
+                        assert_eq!(n, nodes.len() - 1, "{what}");
+                        found += 1;
+                    }
+                    // Nodes with an entry whose other bucket is a root's: pushed as a child,
+                    // it would revisit that root on its path.
+                    revisits_possible += nodes
+                        .iter()
+                        .filter(|node| {
+                            let l = split.address_len(node.bucket);
+                            let s = f.geo.layout().read(f.table.bytes(), node.bucket);
+                            s[..b].iter().any(|&v| {
+                                stretch::target(split, slots, v, node.bucket, l)
+                                    .is_some_and(|t| t == roots[0].0 || t == roots[1].0)
+                            })
+                        })
+                        .count();
+                }
+            }
+        }
+        assert!(tight >= 1000, "the bound was reached {tight} times");
+        assert!(found >= 1000, "room was found {found} times");
+        assert!(revisits_possible >= 1000, "{revisits_possible}");
     }
 }
