@@ -874,4 +874,74 @@ mod tests {
         assert!((fpr_bound(4, 8) - want).abs() < 1e-15);
         assert!(fpr_bound(4, 32) > 0.0 && fpr_bound(4, 32) < 2e-9);
     }
+
+    /// The encodings' names as the CLI prints them (`info`, `create --encoding`), padded as
+    /// a column asks.
+    #[test]
+    fn encodings_print_their_cli_names() {
+        let names: Vec<String> = Encoding::ALL.iter().map(|e| format!("[{e:>12}]")).collect();
+        assert_eq!(
+            names,
+            ["[       plain]", "[      packed]", "[ semi-sorted]"]
+        );
+    }
+
+    /// A stretch slot holds the core, at least one continuation bit and the marker: every
+    /// width from `c + 2` up is taken, and every narrower one refused as `fingerprint_bits`,
+    /// for each core width and layout.
+    #[test]
+    fn a_stretch_slot_holds_its_core_a_continuation_bit_and_the_marker() {
+        use crate::hash::stretch::{MAX_CORE_BITS, MIN_CORE_BITS};
+        let (mut taken, mut refused) = (0, 0);
+        for (e, b, w) in all_layouts() {
+            for c in MIN_CORE_BITS..=MAX_CORE_BITS {
+                match Geometry::stretch(65, b, w, e, c) {
+                    Ok(g) => {
+                        assert!(w >= c + 2, "{e:?} b={b} w={w} c={c}");
+                        assert_eq!(
+                            (g.num_buckets(), g.stretch_slots().unwrap().core_bits),
+                            (65, c)
+                        );
+                        taken += 1;
+                    }
+                    Err(Error::InvalidConfig { setting, reason }) => {
+                        assert!(w < c + 2, "{e:?} b={b} w={w} c={c}: {reason}");
+                        assert_eq!(setting, "fingerprint_bits", "{reason}");
+                        refused += 1;
+                    }
+                    Err(other) => panic!("{e:?} b={b} w={w} c={c}: {other:?}"),
+                }
+            }
+        }
+        assert!(
+            taken > 100 && refused >= 5,
+            "{taken} taken, {refused} refused"
+        );
+    }
+
+    /// Only a stretch geometry changes its bucket count: a classic one is refused (it has no
+    /// core), whatever the count.
+    #[test]
+    fn a_classic_geometry_does_not_resize() {
+        for (e, b, f) in all_layouts() {
+            let g = Geometry::new(64, b, f, e).unwrap();
+            for m in [2, 63, 64, 66, 1 << 20] {
+                assert!(g.with_buckets(m).is_err(), "{e:?} b={b} f={f} m={m}");
+            }
+        }
+    }
+
+    /// A geometry's bound is the closed form of its bucket size and width, a probability
+    /// strictly between 0 and 1 (stretch geometries included).
+    #[test]
+    fn a_geometry_bound_is_that_of_its_bucket_size_and_width() {
+        for (e, b, f) in all_layouts() {
+            let want = fpr_bound(b, f);
+            assert!(want > 0.0 && want < 0.5, "{e:?} b={b} f={f}: {want}");
+            assert_eq!(Geometry::new(64, b, f, e).unwrap().fpr_bound(), want);
+            if let Ok(g) = Geometry::stretch(65, b, f, e, 4) {
+                assert_eq!(g.fpr_bound(), want, "{e:?} b={b} f={f}");
+            }
+        }
+    }
 }
