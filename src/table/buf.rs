@@ -304,4 +304,26 @@ mod tests {
             assert_eq!(t.bytes()[bytes - 1], 5);
         }
     }
+
+    /// A growth the machine cannot hold is `OutOfMemory`, not an abort, from the heap (small
+    /// or past the map threshold's share) and from the map; the region keeps its length and
+    /// its bytes, and grows as asked afterwards.
+    #[test]
+    fn a_growth_too_large_is_out_of_memory_and_changes_nothing() {
+        let huge = 1usize << 52;
+        for start in [64, 4096, (2 * MAP_FROM / 3) & !63, 2 * MAP_FROM] {
+            let mut t = TableBuf::zeroed(64).unwrap();
+            t.resize(start).unwrap();
+            t.bytes_mut()[start - 1] = 9;
+            match t.resize(huge) {
+                Err(Error::OutOfMemory { bytes }) => assert_eq!(bytes, huge as u64),
+                other => panic!("from {start} bytes: {other:?}"),
+            }
+            assert_eq!(t.bytes().len(), start);
+            assert_eq!(t.bytes()[start - 1], 9);
+            t.resize(start + 64).unwrap();
+            assert_eq!(t.bytes()[start - 1], 9);
+            assert!(t.bytes()[start..].iter().all(|&x| x == 0));
+        }
+    }
 }
