@@ -326,4 +326,24 @@ mod tests {
             assert!(t.bytes()[start..].iter().all(|&x| x == 0));
         }
     }
+
+    /// A heap region shrunk and grown back to no more than it held stays where it is, on the
+    /// heap, past the map threshold too: the lines it holds are not copied, and a growth
+    /// reserves ahead only when it needs more than it holds.
+    #[test]
+    fn growing_back_within_what_it_holds_moves_nothing() {
+        for bytes in [64 * 1000, 2 * MAP_FROM] {
+            let mut t = TableBuf::zeroed(bytes).unwrap();
+            t.bytes_mut()[0] = 3;
+            let at = t.bytes().as_ptr();
+            for back in [bytes * 9 / 10 / 64 * 64, bytes] {
+                t.resize(bytes / 2).unwrap();
+                t.resize(back).unwrap();
+                assert!(matches!(t.0, Store::Heap(_)), "{bytes} bytes mapped");
+                assert_eq!(t.bytes().as_ptr(), at, "{bytes} bytes moved");
+                assert_eq!(t.bytes()[0], 3);
+                assert!(t.bytes()[bytes / 2..].iter().all(|&x| x == 0));
+            }
+        }
+    }
 }
