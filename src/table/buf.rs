@@ -305,9 +305,9 @@ mod tests {
         }
     }
 
-    /// A growth the machine cannot hold is `OutOfMemory`, not an abort, from the heap (small
-    /// or past the map threshold's share) and from the map; the region keeps its length and
-    /// its bytes, and grows as asked afterwards.
+    /// A growth the machine cannot hold is `OutOfMemory`, not an abort: from the heap (small,
+    /// and at two thirds of `MAP_FROM`, where a growth reserves past it) and from a map. The
+    /// region keeps its length and its bytes, and grows as asked afterwards.
     #[test]
     fn a_growth_too_large_is_out_of_memory_and_changes_nothing() {
         let huge = 1usize << 52;

@@ -875,8 +875,8 @@ mod tests {
         assert!(fpr_bound(4, 32) > 0.0 && fpr_bound(4, 32) < 2e-9);
     }
 
-    /// The encodings' names as the CLI prints them (`info`, `create --encoding`), padded as
-    /// a column asks.
+    /// The encodings' names as the CLI spells them (`build --encoding`, `info`), padded as a
+    /// column asks.
     #[test]
     fn encodings_print_their_cli_names() {
         let names: Vec<String> = Encoding::ALL.iter().map(|e| format!("[{e:>12}]")).collect();
