@@ -11,7 +11,7 @@ use crate::filter::CuckooFilter;
 use crate::format::{self, ChainParams, FileOut, LevelOut, decode};
 use crate::hash::{self, KeyHash};
 use crate::persist::Persisted;
-use crate::stretch::{Refused, StretchLevel};
+use crate::stretch::{Copy, Refused, StretchLevel};
 use crate::table::{Encoding, Geometry, PLAIN_WIDTHS};
 use crate::view::FilterRef;
 use std::io::Write;
@@ -145,10 +145,11 @@ impl Level {
         }
     }
 
-    fn table_bytes(&self) -> usize {
+    /// Bytes of the level's region in a file: its buckets, and a stretch level's copies.
+    fn region_bytes(&self) -> usize {
         match self {
             Level::Classic(f) => f.level_out().table.len(),
-            Level::Stretch(l) => l.table().len(),
+            Level::Stretch(l) => l.table().len() + l.copies().encoded_len(&l.geometry()),
         }
     }
 
@@ -157,13 +158,16 @@ impl Level {
             Level::Classic(f) => f.level_out(),
             Level::Stretch(l) => {
                 let counts = l.counts();
+                let geo = l.geometry();
                 LevelOut {
-                    geo: l.geometry(),
+                    geo,
                     len: counts.entries,
                     capacity: counts.keys,
                     target_fpr: l.target_fpr(),
                     precision: counts.precision,
                     table: l.table(),
+                    copies: l.copies().encode(&geo, l.table()),
+                    copies_encoding: l.copies().encoding(&geo),
                 }
             }
         }
@@ -325,7 +329,7 @@ impl ScalableCuckooFilter {
             .levels
             .iter()
             .enumerate()
-            .map(|(i, l)| if i == k { bytes } else { l.table_bytes() });
+            .map(|(i, l)| if i == k { bytes } else { l.region_bytes() });
         format::file_len(lens.chain((k == self.levels.len()).then_some(bytes)))
     }
 
@@ -381,7 +385,11 @@ impl ScalableCuckooFilter {
             let Ok(grown) = geo.with_buckets(geo.num_buckets() + 1) else {
                 return Ok(false);
             };
-            if !self.fits(k, grown.table_bytes()) {
+            // A split of entries with no continuation bit left copies their counts too.
+            let copies = level
+                .copies()
+                .encoded_len_with(grown.bucket_size() as usize, &grown);
+            if !self.fits(k, grown.table_bytes() + copies) {
                 return Ok(false);
             }
         }
@@ -501,6 +509,36 @@ impl ScalableCuckooFilter {
     /// ```
     pub fn insert_hash(&mut self, h: KeyHash) -> Result<()> {
         let seeded = hash::seeded(h, self.seed);
+        // A key a stretch level answers for may be a copy there (FORMAT.md §8, "Copies"):
+        // counted on an answering entry, not given a slot of its own, so that copies never
+        // fill a pair and never start a level. First where an entry equals the key's value
+        // (its own entry, as far as the level can tell), in any level; then where the newest
+        // level answers for it otherwise. An older level that answers but holds no equal
+        // entry is taken for a false positive: the key is a new one.
+        for k in (0..self.levels.len()).rev() {
+            if let Level::Stretch(level) = &self.levels[k] {
+                match level.equal_copy(seeded) {
+                    None => continue,
+                    Some(Copy::Full) => return Err(Error::TooManyCopies),
+                    Some(_) => return self.count_copy(k, seeded),
+                }
+            }
+        }
+        let newest = self.levels.len() - 1;
+        if let Level::Stretch(level) = &self.levels[newest] {
+            match level.inexact_copy(seeded) {
+                None => {}
+                Some(Copy::Full) => return Err(Error::TooManyCopies),
+                Some(Copy::Count) => return self.count_copy(newest, seeded),
+                Some(Copy::Slot) => {
+                    // A slot of its own if the level places it, else a count.
+                    return match self.insert_newest(seeded)? {
+                        Newest::Placed => Ok(()),
+                        _ => self.count_copy(newest, seeded),
+                    };
+                }
+            }
+        }
         match self.insert_newest(seeded)? {
             Newest::Placed => return Ok(()),
             Newest::Copies => return Err(Error::TooManyCopies),
@@ -514,6 +552,27 @@ impl ScalableCuckooFilter {
         // A new, empty level that cannot take a key: its share is too small for any width.
         self.levels.truncate(before);
         Err(Error::Full)
+    }
+
+    /// Counts a copy of the key with seeded hash `h` on an entry of level `k` that answers for
+    /// it (FORMAT.md §3.5): `TooManyCopies` when its answering entries stand for `2b` copies
+    /// already, `Full` when the count would take the file past `max_bytes`.
+    fn count_copy(&mut self, k: usize, h: u64) -> Result<()> {
+        let Level::Stretch(level) = &self.levels[k] else {
+            unreachable!("copies are counted in stretch levels")
+        };
+        let region = level.table().len() + level.copies().encoded_len_with(1, &level.geometry());
+        if !self.fits(k, region) {
+            return Err(Error::Full);
+        }
+        let Level::Stretch(level) = &mut self.levels[k] else {
+            unreachable!("copies are counted in stretch levels")
+        };
+        if level.count_copy(h) {
+            Ok(())
+        } else {
+            Err(Error::TooManyCopies)
+        }
     }
 
     /// Adds `key` unless it is (probably) present in some level; `Ok(true)` when added. A new
@@ -648,7 +707,17 @@ impl ScalableCuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn count_hash(&self, h: KeyHash) -> usize {
-        self.levels.iter().map(|l| l.view().count_hash(h)).sum()
+        let seeded = hash::seeded(h, self.seed);
+        let counted: u64 = self
+            .levels
+            .iter()
+            .map(|l| match l {
+                Level::Stretch(s) => s.counted_copies(seeded),
+                Level::Classic(_) => 0,
+            })
+            .sum();
+        let slots: usize = self.levels.iter().map(|l| l.view().count_hash(h)).sum();
+        slots.saturating_add(crate::view::saturating_usize(counted))
     }
 
     /// Removes one copy of `key` from the level that holds it; `true` if one was removed.
@@ -793,7 +862,7 @@ impl ScalableCuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn size_in_bytes(&self) -> usize {
-        format::file_len(self.levels.iter().map(Level::table_bytes))
+        format::file_len(self.levels.iter().map(Level::region_bytes))
     }
 
     /// The chain's file bytes (FORMAT.md): every level, in one file.
@@ -869,7 +938,8 @@ impl ScalableCuckooFilter {
         let levels = meta
             .levels
             .iter()
-            .map(|level| match level.stretch {
+            .enumerate()
+            .map(|(k, level)| match level.stretch {
                 None => CuckooFilter::from_level(&meta, level, bytes).map(Level::Classic),
                 Some(counts) => StretchLevel::from_parts(
                     level.geo,
@@ -878,6 +948,7 @@ impl ScalableCuckooFilter {
                     counts,
                     level.target_fpr,
                     &bytes[level.region()],
+                    decode::level_copies(bytes, level, k)?,
                 )
                 .map(Level::Stretch),
             })

@@ -520,6 +520,8 @@ impl CuckooFilter {
             target_fpr: self.target_fpr,
             precision: 0,
             table: self.table.bytes(),
+            copies: Vec::new(),
+            copies_encoding: crate::copies::CopiesEncoding::None,
         }
     }
 

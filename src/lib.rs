@@ -79,6 +79,7 @@ mod chain;
 mod checks;
 mod compact;
 mod config;
+mod copies;
 mod error;
 mod filter;
 mod format;

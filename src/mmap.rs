@@ -738,19 +738,38 @@ impl MappedFilter {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn count_hash(&self, h: KeyHash) -> usize {
-        if self.checks.all_good() {
-            return self.views().map(|v| v.count_hash(h)).sum();
-        }
         if self.checks.rejected() {
             return 1;
         }
+        let all_good = self.checks.all_good();
         let levels = self.meta.levels.iter().enumerate();
         levels
-            .map(|(k, level)| match self.touched_whole(k, level, h) {
-                true => self.view(level).count_hash(h),
+            .map(|(k, level)| match all_good || self.touched_whole(k, level, h) {
+                true => self.view(level).count_hash(h).saturating_add(self.counted(k, level, h)),
                 false => 1,
             })
-            .sum()
+            .fold(0usize, usize::saturating_add)
+    }
+
+    /// The copies the entries of level `k` answering for `h` count (FORMAT.md §3.5), read
+    /// from its copies region in place once the region's chunks are whole (else 1: "maybe").
+    fn counted(&self, k: usize, level: &LevelMeta, h: KeyHash) -> usize {
+        if level.copies == crate::copies::CopiesEncoding::None {
+            return 0;
+        }
+        let copies = level.copies_region();
+        let first = self.meta.chunk_at(copies.start - level.offset);
+        let last = self.meta.chunk_at(copies.end - 1 - level.offset);
+        if !(first..=last).all(|j| self.chunk_whole(k, level, j)) {
+            return 1;
+        }
+        let bytes = self.bytes.as_slice();
+        let (table, copies) = (&bytes[level.region()], &bytes[copies]);
+        let seeded = crate::hash::seeded(h, self.meta.seed);
+        let n = crate::copies::answering_sum(&level.geo, table, seeded, |j, v| {
+            crate::copies::counted_in(&level.geo, table, level.copies, copies, j, v)
+        });
+        saturating_usize(n)
     }
 
     /// Items in the filter (all levels), from the header.

@@ -14,6 +14,7 @@
 //! ([`StretchLevel::fpr_bound`]); the chain stops growing a level before the bound passes the
 //! level's share of the target.
 
+use crate::copies::Copies;
 use crate::error::Result;
 use crate::hash::stretch::{self, Slots};
 use crate::level::{Counts, bound_scale, fpr_bound, weight};
@@ -42,14 +43,13 @@ pub(crate) struct StretchLevel {
     bound_scale: f64,
     /// Which buckets have a free slot: derived from the bytes, kept as they change.
     room: Room,
-    /// Keys whose insert filled both of their buckets with entries answering for them (see
-    /// [`Saturated`]): not persisted, not part of the level's value.
-    saturated: Saturated,
     /// What undoes the splits made since the last [`keep_splits`](Self::keep_splits): not part
     /// of the level's value.
     split_log: Vec<Unsplit>,
     /// Scratch for the search: not part of the level's value.
     search: Vec<Node>,
+    /// The copies its entries count beyond their slots (FORMAT.md §3.5).
+    copies: Copies,
 }
 
 impl PartialEq for StretchLevel {
@@ -62,6 +62,7 @@ impl PartialEq for StretchLevel {
             && self.precision == other.precision
             && self.target_fpr.to_bits() == other.target_fpr.to_bits()
             && self.table.bytes() == other.table.bytes()
+            && self.copies == other.copies
     }
 }
 
@@ -74,6 +75,7 @@ impl std::fmt::Debug for StretchLevel {
             .field("keys", &self.keys)
             .field("entries", &self.entries)
             .field("precision", &self.precision)
+            .field("copies", &self.copies)
             .finish()
     }
 }
@@ -133,61 +135,6 @@ impl Room {
     }
 }
 
-/// The most keys [`Saturated`] remembers.
-const SATURATED_KEYS: usize = 64;
-
-/// The keys (seeded hashes) whose insert into this level closed their pair (see [`closed`]:
-/// both buckets full, the key found, no entry able to leave), newest last, at most
-/// [`SATURATED_KEYS`] — at most one per bucket pair.
-///
-/// A key whose pair is closed to it cannot be placed by moves (only a split may free a slot, of
-/// an entry of its core that does not answer for it). Copies of one key (a hot key) are the
-/// usual cause — with, at times, entries of other keys of its core — and the level refuses
-/// them, as the key is found anyway. But a distinct key the pair's entries answer for (a false
-/// positive of the key that closed it, by chance or crafted) meets it the same way, and is an
-/// insert like any other, which the chain makes room for (splits, else a new level). The
-/// level tells the two apart only by this record: a key is refused as a copy unless another
-/// key is known to have closed its pair. A read level, or a record that forgot, refuses both.
-#[derive(Clone, Debug, Default)]
-struct Saturated {
-    keys: std::collections::VecDeque<u64>,
-}
-
-impl Saturated {
-    /// The bucket pair of the key with seeded hash `h` in a level of geometry `geo`, lower
-    /// bucket first.
-    fn pair(h: u64, geo: &Geometry) -> [u64; 2] {
-        let Some(slots) = geo.stretch_slots() else {
-            unreachable!("a stretch level has a stretch geometry")
-        };
-        let p = stretch::locate(geo.split(), slots, h);
-        [p.i1.min(p.i2), p.i1.max(p.i2)]
-    }
-
-    /// Records that the key with seeded hash `h` filled its pair, forgetting any key recorded
-    /// for the same pair, and the oldest one past [`SATURATED_KEYS`].
-    fn record(&mut self, h: u64, geo: &Geometry) {
-        let pair = Saturated::pair(h, geo);
-        self.keys.retain(|&r| Saturated::pair(r, geo) != pair);
-        if self.keys.len() == SATURATED_KEYS {
-            self.keys.pop_front();
-        }
-        self.keys.push_back(h);
-    }
-
-    /// The keys other than `h` recorded as having closed `h`'s pair, unless `h` itself is
-    /// recorded (then none: one key per pair). Splits move a pair's entries with its keys, so
-    /// pairs are compared as the level is now.
-    fn others(&self, h: u64, geo: &Geometry) -> impl Iterator<Item = u64> + '_ {
-        let (geo, pair) = (*geo, Saturated::pair(h, geo));
-        let known = self.keys.contains(&h);
-        self.keys
-            .iter()
-            .copied()
-            .filter(move |&r| !known && r != h && Saturated::pair(r, &geo) == pair)
-    }
-}
-
 impl StretchLevel {
     /// An empty level of geometry `geo` (a stretch geometry).
     pub(crate) fn new(geo: Geometry, seed: u64, max_kicks: u32, target_fpr: f64) -> Result<Self> {
@@ -203,9 +150,9 @@ impl StretchLevel {
             target_fpr,
             bound_scale: bound_scale(geo.core_bits()),
             room: Room::of(geo.num_buckets(), |_| true),
-            saturated: Saturated::default(),
             split_log: Vec::new(),
             search: Vec::new(),
+            copies: Copies::default(),
         })
     }
 
@@ -217,8 +164,10 @@ impl StretchLevel {
         counts: Counts,
         target_fpr: f64,
         region: &[u8],
+        copies: Copies,
     ) -> Result<Self> {
         let mut level = StretchLevel::new(geo, seed, max_kicks, target_fpr)?;
+        level.copies = copies;
         level.table.bytes_mut().copy_from_slice(region);
         level.keys = counts.keys;
         level.entries = counts.entries;
@@ -257,6 +206,11 @@ impl StretchLevel {
 
     pub(crate) fn table(&self) -> &[u8] {
         self.table.bytes()
+    }
+
+    /// The copies its entries count.
+    pub(crate) fn copies(&self) -> &Copies {
+        &self.copies
     }
 
     pub(crate) fn counts(&self) -> Counts {
@@ -356,21 +310,23 @@ impl StretchLevel {
             &mut self.room,
             [first, second],
         ));
-        let (gained, maybe_closed) = match near {
-            Near::Placed {
-                gained,
-                maybe_closed,
-            } => (gained, maybe_closed),
-            Near::Copies => return Err(self.refuse_copies(h, &p)),
+        let gained = match near {
+            Near::Placed { gained, moved } => {
+                if let Some((from, v, to, w)) = moved {
+                    self.follow(from, v, to, w);
+                }
+                gained
+            }
+            Near::Copies => return Err(Refused::Copies),
             Near::Search => {
                 match self.place_by_search([(p.i1, p.q1, p.l1), (p.i2, p.q2, p.l2)], budget) {
-                    Ok(gained) => (gained, true),
+                    Ok(gained) => gained,
                     // Every bucket the key's entries could reach is full of entries that cannot
-                    // leave them (other hot keys' copies, say): if the level already answers
-                    // for the key, it is as present as it can be — a copy, not a reason to
-                    // grow. If not, a split of one of those buckets may make room.
+                    // leave them: if the level already answers for the key, it is as present as
+                    // it can be (the chain counts it as a copy). If not, a split of one of
+                    // those buckets may make room.
                     Err(Refused::Closed) if self.answering(&p) != 0 => {
-                        return Err(self.refuse_copies(h, &p));
+                        return Err(Refused::Copies);
                     }
                     Err(Refused::Closed) => return Err(Refused::NoRoom),
                     Err(r) => return Err(r),
@@ -386,28 +342,7 @@ impl StretchLevel {
         self.precision += gained;
         self.entries += 1;
         self.keys += 1;
-        if maybe_closed && self.pair_is_closed(&p) {
-            self.saturated.record(h, &self.geo);
-        }
         Ok(())
-    }
-
-    /// The refusal of a key the level finds but cannot place (its pair [`closed`] to it, or
-    /// every bucket the search reached): as a copy (`Copies`), unless another key is known to have
-    /// closed the pair and the same entries of the pair answer for both (then the key is a
-    /// distinct one that shares everything the level stores of the other, which the level
-    /// cannot take: `NoRoom`, and a new level takes it).
-    fn refuse_copies(&self, h: u64, p: &stretch::Probe) -> Refused {
-        let mask = self.answering(p);
-        let twin = self.saturated.others(h, &self.geo).any(|r| {
-            let q = stretch::locate(self.geo.split(), self.slots(), r);
-            self.answering(&q) == mask
-        });
-        if twin {
-            Refused::NoRoom
-        } else {
-            Refused::Copies
-        }
     }
 
     /// Which slots of the key's pair (its lower bucket's first, one bit each) hold an entry
@@ -429,23 +364,12 @@ impl StretchLevel {
         })
     }
 
-    /// After the level could not place the key with seeded hash `h` however it grew: the
-    /// refusal of a key it finds ([`refuse_copies`](Self::refuse_copies)), or `None` when it
-    /// does not find it (a new level must take it).
+    /// After the level could not place the key with seeded hash `h` however it grew:
+    /// `Copies` when it finds the key (an entry answers for it), `None` when it does not (a
+    /// new level must take it).
     pub(crate) fn refusal_of_found(&self, h: u64) -> Option<Refused> {
         let p = stretch::locate(self.geo.split(), self.slots(), h);
-        (self.answering(&p) != 0).then(|| self.refuse_copies(h, &p))
-    }
-
-    /// Whether the key's pair is [`closed`] to it and holds it.
-    fn pair_is_closed(&self, p: &stretch::Probe) -> bool {
-        let t = self.table.bytes();
-        let (split, slots) = (self.geo.split(), self.slots());
-        let pair = [(p.i1, p.q1, p.l1), (p.i2, p.q2, p.l2)];
-        with_codec!(self.geo.layout(), c => {
-            let buckets = pair.map(|(i, _, _)| c.read(t, i));
-            closed(c.slots(), split, slots, pair, &buckets)
-        })
+        (self.answering(&p) != 0).then_some(Refused::Copies)
     }
 
     /// The search of [`insert_seeded`](Self::insert_seeded): what the precision sum gains (the
@@ -514,6 +438,7 @@ impl StretchLevel {
         // The entry that leaves the bucket being written (none leaves the last).
         let mut leaving = 0;
         let mut at = last;
+        let mut moves: Vec<(u64, u32, u64, u32)> = Vec::new();
         loop {
             let node = nodes[at];
             let (bucket, incoming) = if node.parent == ROOT {
@@ -539,11 +464,131 @@ impl StretchLevel {
                 }
             });
             if node.parent == ROOT {
-                return;
+                break;
+            }
+            if !self.copies.is_empty() {
+                moves.push((nodes[node.parent as usize].bucket, node.value, bucket, incoming));
             }
             leaving = node.value;
             at = node.parent as usize;
         }
+        // The moved entries' copies go with them, from the key's bucket outward: a bucket's
+        // entry that arrived first, then the one that left it.
+        for &(from, v, to, w) in moves.iter().rev() {
+            self.follow(from, v, to, w);
+        }
+    }
+
+    /// After an entry `v` of bucket `from` moved to bucket `to` as `w`: the copies it counted
+    /// go with it, but for what the slots of `from` still holding `v` can count
+    /// (FORMAT.md §3.5: at most `2b − 1` each), which stay.
+    fn follow(&mut self, from: u64, v: u32, to: u64, w: u32) {
+        let e = self.copies.get(from, v);
+        if e == 0 {
+            return;
+        }
+        let b = self.geo.bucket_size();
+        let left = with_codec!(self.geo.layout(), c => {
+            c.read(self.table.bytes(), from)[..b as usize].iter().filter(|&&x| x == v).count()
+        }) as u32;
+        let keep = e.min(left * crate::copies::per_slot(b));
+        self.copies.set(from, v, keep);
+        self.copies.add(to, w, e - keep);
+    }
+
+    /// The copies the entries answering for the key with seeded hash `h` stand for (their
+    /// slots and the copies they count), the most precise of them (bucket, value,
+    /// precision), and one equal to the key's own value in its bucket (bucket, value), if any.
+    fn copies_of(&self, h: u64) -> Answering {
+        let (split, slots) = (self.geo.split(), self.slots());
+        let p = stretch::locate(split, slots, h);
+        let t = self.table.bytes();
+        let b = self.geo.bucket_size() as usize;
+        let mut a = Answering::default();
+        for (bucket, q, l) in [(p.i1, p.q1, p.l1), (p.i2, p.q2, p.l2)] {
+            let entries = with_codec!(self.geo.layout(), c => c.read(t, bucket));
+            for (k, &v) in entries[..b].iter().enumerate() {
+                if !stretch::matches(v, q) {
+                    continue;
+                }
+                a.copies += 1;
+                if !entries[..k].contains(&v) {
+                    a.copies += u64::from(self.copies.get(bucket, v));
+                }
+                let precision = l + slots.len(v);
+                if a.best.is_none_or(|(_, _, p)| precision > p) {
+                    a.best = Some((bucket, v, precision));
+                }
+                if v == q {
+                    a.equal = Some((bucket, v));
+                }
+            }
+        }
+        a
+    }
+
+    /// The copies the entries answering for the key with seeded hash `h` count beyond their
+    /// slots (what [`count`](crate::ScalableCuckooFilter::count) adds to the view's count).
+    pub(crate) fn counted_copies(&self, h: u64) -> u64 {
+        if self.copies.is_empty() {
+            return 0;
+        }
+        crate::copies::answering_sum(&self.geo, self.table.bytes(), h, |j, v| {
+            self.copies.get(j, v)
+        })
+    }
+
+    /// What the level does with a key one of its entries equals (FORMAT.md §8, "Copies"): the
+    /// key is a copy as far as the level can tell — [`Copy::Count`] it, or [`Copy::Full`] when
+    /// the entries answering for it stand for `2b` copies already. `None` when no entry of
+    /// its buckets equals its value.
+    pub(crate) fn equal_copy(&self, h: u64) -> Option<Copy> {
+        let a = self.copies_of(h);
+        a.equal?;
+        Some(if a.copies >= self.most_copies() {
+            Copy::Full
+        } else {
+            Copy::Count
+        })
+    }
+
+    /// What the newest level does with a key its entries answer for but none equals (FORMAT.md
+    /// §8, "Copies"): [`Copy::Full`] when they stand for `2b` copies already (a key whose
+    /// entry a split or a move changed must not take a slot per change: its slots would fill
+    /// its pair again); [`Copy::Count`] it on the most precise when that one counts copies
+    /// already or the level's copies are dense (a count costs nothing more there); else
+    /// [`Copy::Slot`]: it may be a distinct key (a false positive), and a slot answers for
+    /// fewer keys and costs less than a record. `None` when no entry answers.
+    pub(crate) fn inexact_copy(&self, h: u64) -> Option<Copy> {
+        let a = self.copies_of(h);
+        let (j, v, _) = a.best?;
+        if a.copies >= self.most_copies() {
+            return Some(Copy::Full);
+        }
+        let counting = self.copies.get(j, v) > 0
+            || self.copies.encoding(&self.geo) == crate::copies::CopiesEncoding::Dense;
+        Some(if counting { Copy::Count } else { Copy::Slot })
+    }
+
+    /// `2b`: the copies a key's answering entries may stand for.
+    fn most_copies(&self) -> u64 {
+        2 * u64::from(self.geo.bucket_size())
+    }
+
+    /// Counts one more copy of the key with seeded hash `h` on the entry equal to its value,
+    /// or else on the most precise entry answering for it; `false` (nothing changed) when no
+    /// entry answers or they stand for `2b` copies already.
+    pub(crate) fn count_copy(&mut self, h: u64) -> bool {
+        let a = self.copies_of(h);
+        let Some((j, v)) = a.equal.or(a.best.map(|(j, v, _)| (j, v))) else {
+            return false;
+        };
+        if a.copies >= self.most_copies() {
+            return false;
+        }
+        self.copies.add(j, v, 1);
+        self.keys += 1;
+        true
     }
 
     /// [`split`](Self::split), logged: [`undo_splits`](Self::undo_splits) undoes it.
@@ -583,8 +628,22 @@ impl StretchLevel {
         self.geo = grown;
         let slots = self.slots();
         let entries = self.entries;
-        let t = self.table.bytes_mut();
         let b = grown.bucket_size() as usize;
+        // The copies the split bucket's entries count: taken, and given back where the
+        // entries go below.
+        let mut counted = Vec::new();
+        if !self.copies.is_empty() {
+            let before = with_codec!(grown.layout(), c => c.read(self.table.bytes(), low));
+            for (k, &v) in before[..b].iter().enumerate() {
+                if v != 0 && !before[..k].contains(&v) {
+                    let e = self.copies.take(low, v);
+                    if e > 0 {
+                        counted.push((v, e));
+                    }
+                }
+            }
+        }
+        let t = self.table.bytes_mut();
         let bucket = with_codec!(grown.layout(), c => {
             let before = c.read(t, low);
             let (mut lo, mut hi) = ([0u32; 8], [0u32; 8]);
@@ -613,10 +672,24 @@ impl StretchLevel {
             self.room.set(high, nh < b);
             before
         });
+        for &(v, e) in &counted {
+            // As the entry went (see above): the first continuation bit picks the bucket; a
+            // bare entry is in both, and each counts its copies.
+            let (fm, bare, first) = (slots.field_mask(), slots.bare(), 1 << slots.l0);
+            let field = v & fm;
+            if field == bare {
+                self.copies.add(low, v, e);
+                self.copies.add(high, v, e);
+            } else {
+                let w = (v & !fm) | ((field << 1) & fm);
+                self.copies.add(if field & first != 0 { high } else { low }, w, e);
+            }
+        }
         Ok(Unsplit {
             bucket,
             entries,
             geo: old_geo,
+            counted,
         })
     }
 
@@ -628,6 +701,19 @@ impl StretchLevel {
         let m = self.geo.num_buckets();
         let shrunk = undo.geo;
         debug_assert_eq!(shrunk.num_buckets() + 1, m);
+        if !self.copies.is_empty() || !undo.counted.is_empty() {
+            // The halves' copies go back to the bucket they came from.
+            let b = self.geo.bucket_size() as usize;
+            for j in [shrunk.split().s, m - 1] {
+                let values = with_codec!(self.geo.layout(), c => c.read(self.table.bytes(), j));
+                for &v in &values[..b] {
+                    self.copies.take(j, v);
+                }
+            }
+            for &(v, e) in &undo.counted {
+                self.copies.add(shrunk.split().s, v, e);
+            }
+        }
         self.geo = shrunk;
         let before = shrunk.split();
         let t = self.table.bytes_mut();
@@ -674,6 +760,13 @@ impl StretchLevel {
         let Some((bucket, v, precision)) = self.matches(h).1 else {
             return false;
         };
+        // A copy it counts goes first: the entry stays for the others.
+        let e = self.copies.get(bucket, v);
+        if e > 0 {
+            self.copies.set(bucket, v, e - 1);
+            self.keys = self.keys.saturating_sub(1);
+            return true;
+        }
         let t = self.table.bytes_mut();
         let removed = self.geo.layout().remove_one(t, bucket, v);
         debug_assert!(removed);
@@ -687,12 +780,39 @@ impl StretchLevel {
 
 /// What [`StretchLevel::unsplit`] needs to undo a split: the split bucket as it was, and the
 /// entry count.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Unsplit {
     bucket: crate::table::codec::Slots,
     entries: u64,
     /// The level's geometry before the split.
     geo: Geometry,
+    /// The copies the split bucket's entries counted (value, copies).
+    counted: Vec<(u32, u32)>,
+}
+
+/// The entries answering for a key in its pair ([`StretchLevel::copies_of`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct Answering {
+    /// The copies they stand for: their slots and the copies they count.
+    copies: u64,
+    /// The most precise: bucket, value, precision.
+    best: Option<(u64, u32, u32)>,
+    /// One equal to the key's value in its bucket: bucket, value.
+    equal: Option<(u64, u32)>,
+}
+
+/// What a level does with a key it answers for ([`StretchLevel::equal_copy`],
+/// [`StretchLevel::inexact_copy`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Copy {
+    /// Count it on an answering entry.
+    Count,
+    /// Try a slot of its own in the newest level first (it may be a distinct key); count it
+    /// if none is found and its answering entries stand for fewer than `2b` copies, else
+    /// refuse it.
+    Slot,
+    /// Refuse it: its answering entries stand for `2b` copies.
+    Full,
 }
 
 /// Why a level did not take a key; the level is exactly as it was.
@@ -713,10 +833,13 @@ pub(crate) enum Refused {
 
 /// What [`place_near`] did.
 enum Near {
-    /// The key is in, and the precision sum gains `gained`; `maybe_closed`: the bucket it went
-    /// into is full of entries that answer for it or share its core, so its pair may be closed
-    /// to it now (see [`closed`]).
-    Placed { gained: u64, maybe_closed: bool },
+    /// The key is in, and the precision sum gains `gained`.
+    Placed {
+        gained: u64,
+        /// The entry that moved to make room: its bucket and value, and where it went as
+        /// what (its copies go with it).
+        moved: Option<(u64, u32, u64, u32)>,
+    },
     /// The key's pair is closed to it and holds it.
     Copies,
     /// Neither bucket has room, and no entry of theirs can move to a bucket with room: a
@@ -754,20 +877,6 @@ fn closed(
     answers
 }
 
-/// Whether bucket slots `s` (the first `b`), a full bucket of the key's, hold only entries
-/// that share the key's core (`q` its value there): those that answer for it do, and entries
-/// of its core are the ones whose other bucket is the pair's, so that they can close it (see
-/// [`closed`]). (An entry of another core whose other bucket is the pair's by chance may close
-/// it too; such a pair is not recorded, and a distinct key meeting it is refused as a copy.)
-/// Without branches: after most inserts the first slot already differs, but unpredictably.
-#[inline(always)]
-fn core_only(s: &crate::table::codec::Slots, b: usize, slots: Slots, q: u32) -> bool {
-    let core = slots.core(q);
-    s[..b]
-        .iter()
-        .fold(true, |all, &v| all & (slots.core(v) == core))
-}
-
 /// Places the key in one of its buckets `roots` (bucket, the key's value there, its address
 /// length; the preferred one first) if one has room, else by moving one entry of one of them
 /// to that entry's other bucket if that has room. A loop monomorphic in the codec; the
@@ -790,13 +899,10 @@ fn place_near<C: Codec>(
             };
             s[k] = q;
             c.store(t, i, k, &s);
-            let filled = !s[..b].contains(&0);
-            room.set(i, !filled);
-            let gained = weight(l + slots.l0);
-            let maybe_closed = filled & core_only(&s, b, slots, q);
+            room.set(i, s[..b].contains(&0));
             return Near::Placed {
-                gained,
-                maybe_closed,
+                gained: weight(l + slots.l0),
+                moved: None,
             };
         }
     }
@@ -829,10 +935,9 @@ fn place_near<C: Codec>(
                 // Its precision fell by one: its weight doubled.
                 gained += weight(l + slots.len(v));
             }
-            let maybe_closed = core_only(&s, b, slots, q);
             return Near::Placed {
                 gained,
-                maybe_closed,
+                moved: Some((root, v, target, moved)),
             };
         }
     }
@@ -1306,8 +1411,15 @@ mod tests {
     /// A key's seeded hash with bit 50 flipped: in a level of under 2^20 buckets neither its
     /// buckets, its core nor its continuation read that bit, so the two keys share everything
     /// the level stores of them.
-    fn twin(h: u64) -> u64 {
-        h ^ (1 << 50)
+    /// Whether the key's pair is [`closed`] to it and holds it.
+    fn pair_is_closed(f: &StretchLevel, p: &stretch::Probe) -> bool {
+        let t = f.table.bytes();
+        let (split, slots) = (f.geo.split(), f.slots());
+        let pair = [(p.i1, p.q1, p.l1), (p.i2, p.q2, p.l2)];
+        with_codec!(f.geo.layout(), c => {
+            let buckets = pair.map(|(i, _, _)| c.read(t, i));
+            closed(c.slots(), split, slots, pair, &buckets)
+        })
     }
 
     /// Copies of one key fill its two buckets, then are refused (`Copies`) with nothing
@@ -1333,76 +1445,6 @@ mod tests {
         assert!(f.remove_seeded(hot));
         f.insert_seeded(hot).unwrap();
         assert_eq!(f.insert_seeded(hot), Err(Refused::Copies));
-    }
-
-    /// Distinct keys that share everything the level stores fill a pair the same way; the key
-    /// whose insert filled it is recorded, so the next distinct one is an ordinary key the level
-    /// cannot take (`NoRoom`: a new level takes it), while copies of the recorded key are
-    /// refused. A level read from its bytes has no record: it refuses every key at a full pair
-    /// as a copy.
-    #[test]
-    fn a_full_pair_tells_copies_from_distinct_keys_by_its_record() {
-        let mut f = level(64, 14, 5);
-        for i in 0..100 {
-            f.insert_seeded(h(i)).unwrap();
-        }
-        let class: Vec<u64> = (0..10u64).map(|k| twin(h(1 << 30)) ^ (k << 51)).collect();
-        for &k in &class[..8] {
-            f.insert_seeded(k).unwrap();
-        }
-        let before = f.clone();
-        assert_eq!(f.insert_seeded(class[8]), Err(Refused::NoRoom));
-        assert_eq!(
-            f.insert_seeded(class[7]),
-            Err(Refused::Copies),
-            "the recorded key"
-        );
-        // The pair was filled by class[7]: class[0] is another key as far as the record goes.
-        assert_eq!(f.insert_seeded(class[0]), Err(Refused::NoRoom));
-        assert_eq!(f, before);
-        // Splits move the pair's entries with their keys: the record still finds the pair.
-        for _ in 0..70 {
-            let _ = f.split().unwrap();
-        }
-        assert_eq!(f.insert_seeded(class[9]), Err(Refused::NoRoom));
-        assert_eq!(f.insert_seeded(class[7]), Err(Refused::Copies));
-        // Read back from its parts (as from a file), the level does not know who filled it.
-        let read = StretchLevel::from_parts(
-            f.geo,
-            f.seed,
-            f.max_kicks,
-            f.counts(),
-            f.target_fpr,
-            f.table(),
-        )
-        .unwrap();
-        assert_eq!(read, f);
-        assert_room_is_the_bytes(&read);
-        let mut read = read;
-        assert_eq!(read.insert_seeded(class[9]), Err(Refused::Copies));
-    }
-
-    /// The record keeps one key per pair and at most `SATURATED_KEYS`, forgetting the oldest.
-    #[test]
-    fn the_record_keeps_one_key_per_pair_and_forgets_the_oldest() {
-        let geo = Geometry::stretch(1 << 12, 4, 14, Encoding::SemiSorted, 5).unwrap();
-        let mut r = Saturated::default();
-        r.record(h(0), &geo);
-        r.record(twin(h(0)), &geo);
-        assert_eq!(r.keys.len(), 1, "two keys of one pair");
-        assert_eq!(r.others(h(0), &geo).collect::<Vec<_>>(), [twin(h(0))]);
-        assert_eq!(
-            r.others(twin(h(0)), &geo).count(),
-            0,
-            "the key itself is recorded"
-        );
-        for i in 1..=SATURATED_KEYS as u64 {
-            r.record(h(i), &geo);
-        }
-        assert_eq!(r.keys.len(), SATURATED_KEYS);
-        assert!(!r.keys.contains(&twin(h(0))), "the oldest kept");
-        assert_eq!(r.others(h(0), &geo).count(), 0);
-        assert_eq!(r.others(twin(h(5)), &geo).collect::<Vec<_>>(), [h(5)]);
     }
 
     /// A level never takes a key that would take its bound past its share: with the share set
@@ -1447,36 +1489,6 @@ mod tests {
         );
     }
 
-    /// A key is recorded only by the insert that closes its pair: copies that fill one of its
-    /// buckets with entries of its core, the other still with room, leave the pair open and
-    /// the record empty; the copy that fills the second bucket closes it and is recorded.
-    #[test]
-    fn only_the_insert_that_closes_a_pair_is_recorded() {
-        let mut f = level(64, 14, 5);
-        let class: Vec<u64> = (0..8u64).map(|k| twin(h(1 << 30)) ^ (k << 51)).collect();
-        let p = stretch::locate(f.geo.split(), f.slots(), class[0]);
-        assert_ne!(p.i1, p.i2);
-        let mut open_with_a_full_bucket = 0;
-        for (n, &k) in class.iter().enumerate() {
-            f.insert_seeded(k).unwrap();
-            let full = [p.i1, p.i2].map(|i| !f.room.get(i));
-            let recorded: Vec<u64> = f.saturated.keys.iter().copied().collect();
-            if full == [true, true] {
-                assert!(f.pair_is_closed(&p), "after {} keys", n + 1);
-                assert_eq!(recorded, [k], "after {} keys", n + 1);
-            } else {
-                assert!(!f.pair_is_closed(&p), "after {} keys", n + 1);
-                assert!(recorded.is_empty(), "after {} keys", n + 1);
-                open_with_a_full_bucket += usize::from(full.contains(&true));
-            }
-        }
-        assert_eq!(f.saturated.keys.len(), 1, "eight keys close the pair");
-        assert!(
-            open_with_a_full_bucket >= 1,
-            "no bucket filled before the pair closed"
-        );
-    }
-
     /// In a level full to its last slot, a search for room ends having examined every bucket
     /// it can reach, below any large budget: a key the level finds is then refused as a copy
     /// (`Copies`), whether its pair is closed or not, and nothing changes. When the budget ends
@@ -1501,7 +1513,7 @@ mod tests {
             let before = f.clone();
             assert_eq!(f.insert_seeded_within(k, 1 << 20), Err(Refused::Copies));
             assert_eq!(f, before);
-            if !f.pair_is_closed(&p) {
+            if !pair_is_closed(&f, &p) {
                 open += 1;
                 assert_eq!(f.insert_seeded_within(k, 2), Err(Refused::NoRoom));
                 assert_eq!(f, before);
@@ -1512,55 +1524,6 @@ mod tests {
             "{open} of {} keys at an open pair",
             present.len()
         );
-    }
-
-    /// `place_near` says the key's pair may have closed (so the insert checks it, and may
-    /// record the key as the one that closed it) only when the key filled its bucket and every
-    /// entry there shares the key's core; a bucket left with room, or holding an entry of
-    /// another core, is not checked (see [`core_only`]).
-    #[test]
-    fn a_pair_may_close_only_when_the_key_fills_a_bucket_of_its_core_alone() {
-        let fresh = level(64, 14, 5);
-        let (split, slots) = (fresh.geo.split(), fresh.slots());
-        let p = stretch::locate(split, slots, h(1));
-        let core = slots.core(p.q1);
-        let other = (core + 1) % (1 << slots.core_bits);
-        let entry = |c: u64, n: u32| ((c as u32) << (slots.l0 + 1)) | (n << 1) | 1;
-        let (same, foreign) = (|n| entry(core, n), |n| entry(other, n));
-        let cases: [(&[u32], bool); 5] = [
-            (&[same(3), same(5)], false),
-            (&[same(3), same(5), same(9)], true),
-            (&[same(3), foreign(5), foreign(9)], false),
-            (&[same(3), same(5), foreign(9)], false),
-            (&[foreign(3), foreign(5), foreign(9)], false),
-        ];
-        for (before, expected) in cases {
-            let mut f = fresh.clone();
-            with_codec!(f.geo.layout(), c => {
-                let t = f.table.bytes_mut();
-                let mut s = c.read(t, p.i1);
-                for (k, &v) in before.iter().enumerate() {
-                    s[k] = v;
-                    c.store(t, p.i1, k, &s);
-                }
-            });
-            let roots = [(p.i1, p.q1, p.l1), (p.i2, p.q2, p.l2)];
-            let near = with_codec!(f.geo.layout(), c => place_near(
-                &c,
-                split,
-                slots,
-                f.table.bytes_mut(),
-                &mut f.room,
-                roots,
-            ));
-            let Near::Placed { maybe_closed, .. } = near else {
-                panic!("{before:x?}: the key was not placed in its bucket with room")
-            };
-            assert_eq!(maybe_closed, expected, "{before:x?}");
-            let filled = before.len() + 1 == f.geo.bucket_size() as usize;
-            assert_eq!(f.room.get(p.i1), !filled, "{before:x?}");
-            assert_ne!(f.answering(&p), 0, "{before:x?}");
-        }
     }
 
     /// The search expands a node only while fewer than `budget` nodes are pushed, so it ends

@@ -312,8 +312,11 @@ impl<'a> FilterRef<'a> {
     /// Of a [stretch level](Self#views-of-stretch-levels): how many entries of the key's two
     /// buckets answer for it — those of its first bucket that agree with its first query value
     /// on every bit above their marker, and those of its second bucket with its second
-    /// (FORMAT.md §2.2: `i1`, `q1`, `i2`, `q2`). That is at least the number of times the key was
-    /// inserted into the level and not removed. A split that puts an entry with no
+    /// (FORMAT.md §2.2: `i1`, `q1`, `i2`, `q2`). That is at least the number of slots the key's
+    /// inserts took; the copies a level counts on its entries instead of slots (FORMAT.md
+    /// §3.5: a key inserted again, once the level answers for it) are in the owner's count,
+    /// [`ScalableCuckooFilter::count`](crate::ScalableCuckooFilter::count) or
+    /// [`MappedFilter::count`](crate::MappedFilter::count), not the view's. A split that puts an entry with no
     /// continuation bit left into both halves of its bucket adds nothing: the key's address
     /// maps to one of the halves, and only the copy there answers for it. Other keys' entries
     /// count too where they agree on every bit they keep — more often the fewer they keep,
@@ -325,7 +328,8 @@ impl<'a> FilterRef<'a> {
     /// assert_eq!(f.as_filter_ref().count(b"a"), 2);
     /// ```
     ///
-    /// A stretch level, grown tenfold after a key was inserted three times:
+    /// A stretch level, grown tenfold after a key was inserted three times: one slot, and two
+    /// copies counted on it, which the chain's count adds:
     ///
     /// ```
     /// use cuckoo_sst::{Config, ScalableCuckooFilter};
@@ -336,7 +340,8 @@ impl<'a> FilterRef<'a> {
     /// for i in 0..10_000u32 {
     ///     f.insert(&i.to_le_bytes())?;
     /// }
-    /// assert_eq!(f.level(0).unwrap().count(b"twin"), 3);
+    /// assert_eq!(f.level(0).unwrap().count(b"twin"), 1);
+    /// assert_eq!(f.count(b"twin"), 3);
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     #[inline]

@@ -22,8 +22,8 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["table"],
     ),
     (
-        "levels: classic and stretch addressing, bounds, counts, the scan of entries",
-        &["level"],
+        "levels: classic and stretch addressing, bounds, counts, the scan of entries, copies",
+        &["level", "copies"],
     ),
     ("the view: FilterRef and the batch kernels", &["view"]),
     (

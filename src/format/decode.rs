@@ -16,6 +16,7 @@ use super::{
     OLDEST_VERSION, VERSION, checksum_table_len, chunks_in,
 };
 use super::{MAX_GROWTH_FACTOR, MAX_KICKS_LIMIT, MAX_LEVELS};
+use crate::copies::{Copies, CopiesEncoding};
 use crate::error::{Error, Result};
 use crate::table::{self, CACHE_LINE, Encoding, Geometry};
 
@@ -468,7 +469,7 @@ fn step6_levels(level_table: &[u8], header: &Header) -> Result<Vec<LevelMeta>> {
     for (k, desc) in level_table.chunks_exact(LEVEL_LEN).enumerate() {
         let level = parse_level(k, desc, offset, header, chunks)?;
         offset = offset
-            .checked_add(level.geo.table_bytes() as u64)
+            .checked_add(level.region_len() as u64)
             .ok_or_else(|| overflow_at("region_len", "6.9"))?;
         if offset > header.file_len {
             return Err(Error::corrupt(
@@ -485,7 +486,7 @@ fn step6_levels(level_table: &[u8], header: &Header) -> Result<Vec<LevelMeta>> {
         chunks = chunks
             .checked_add(match header.coverage {
                 Coverage::Regions => 1,
-                Coverage::Chunks { shift, .. } => chunks_in(level.geo.table_bytes(), shift),
+                Coverage::Chunks { shift, .. } => chunks_in(level.region_len(), shift),
             })
             .ok_or_else(|| overflow_at("chunk_count", "6, the sum"))?;
         levels.push(level);
@@ -571,10 +572,16 @@ fn parse_level(
     let buf = Aligned::<LEVEL_LEN>::copy_of(desc, "level descriptor")?;
     let d = rkyv::access::<ArchivedLevelDesc, rkyv::rancor::Error>(&buf.0)
         .map_err(|e| Error::corrupt(field("descriptor"), e.to_string()))?;
-    // Version 2 covers regions chunk by chunk: its descriptors' `region_crc` is reserved.
+    // Version 2 covers regions chunk by chunk: its descriptors' `region_crc` is reserved, and
+    // version 4 gives its first byte to a stretch level's copies encoding (checked below).
     // Versions 1 and 2 reserve `core_bits` and `precision`, which version 3 gives stretch
     // levels; a classic level of version 3 has both zero.
-    let unused_crc = version != 1 && d.region_crc.to_native() != 0;
+    let word = d.region_crc.to_native();
+    let unused_crc = match version {
+        1 => false,
+        4 => word > 0xFF || (d.core_bits == 0 && word != 0),
+        _ => word != 0,
+    };
     let core_bits = d.core_bits as u32;
     let precision = d.precision.to_native();
     let stretch_fields = core_bits != 0 || precision != 0;
@@ -616,16 +623,30 @@ fn parse_level(
         }
         other => other,
     })?;
+    let copies = match version {
+        4 => CopiesEncoding::from_code(word as u8).ok_or_else(|| {
+            Error::corrupt(field("copies"), format!("unknown copies encoding {word}"))
+        })?,
+        _ => CopiesEncoding::None,
+    };
     let region_len = d.region_len.to_native();
-    if region_len != geo.table_bytes() as u64 {
+    let buckets = geo.table_bytes() as u64;
+    // The copies region (§3.5) after the buckets: none, one of a dense field per slot, or at
+    // least a line of records, a whole number of lines.
+    let copies_len = region_len.checked_sub(buckets).filter(|&c| match copies {
+        CopiesEncoding::None => c == 0,
+        CopiesEncoding::Dense => c == crate::copies::dense_len(&geo) as u64,
+        CopiesEncoding::Records => c >= CACHE_LINE as u64 && c % CACHE_LINE as u64 == 0,
+    });
+    let Some(copies_len) = copies_len else {
         return Err(Error::corrupt(
             field("region_len"),
             format!(
-                "{region_len}, but the level's buckets take {} (§7 step 6.5)",
-                geo.table_bytes()
+                "{region_len}, but the level's buckets take {buckets} and its copies ({copies:?}) \
+                 do not take the rest (§7 step 6.5)"
             ),
         ));
-    }
+    };
     let region_offset = d.region_offset.to_native();
     if region_offset != offset {
         return Err(Error::corrupt(
@@ -652,7 +673,14 @@ fn parse_level(
     }
     let stretch = match core_bits {
         0 => None,
-        _ => Some(stretch_counts(&geo, len, capacity, precision, &field)?),
+        _ => Some(stretch_counts(
+            &geo,
+            len,
+            capacity,
+            precision,
+            copies != CopiesEncoding::None,
+            &field,
+        )?),
     };
     let target_fpr = d.target_fpr.to_native();
     check_rate(|| field("target_fpr"), target_fpr).map_err(|e| e.at_step("6.8"))?;
@@ -677,25 +705,35 @@ fn parse_level(
         capacity,
         target_fpr,
         offset: usize::try_from(offset).map_err(|_| overflow("region_offset"))?,
-        region_crc: d.region_crc.to_native(),
+        region_crc: if version == 1 { word } else { 0 },
         first_chunk: if version == 1 { k } else { first_chunk },
+        copies,
+        copies_len: usize::try_from(copies_len).map_err(|_| overflow("region_len"))?,
     })
 }
 
 /// Step 6 for a stretch level's counts: its key count at most its occupied slots (each key has
-/// an entry of its own), and a precision sum no larger than full buckets of entries with no
-/// continuation bit left give (`b · 2^60`), zero exactly when the level is empty.
+/// an entry of its own) — or, when it counts copies, `2b` times as many (an entry stands for
+/// at most `2b` copies per slot, §3.5) — and a precision sum no larger than full buckets of
+/// entries with no continuation bit left give (`b · 2^60`), zero exactly when the level is
+/// empty.
 fn stretch_counts(
     geo: &Geometry,
     entries: u64,
     keys: u64,
     precision: u64,
+    counts_copies: bool,
     field: &impl Fn(&str) -> String,
 ) -> Result<crate::level::Counts> {
-    if keys > entries {
+    let per_slot = if counts_copies {
+        2 * geo.bucket_size() as u64
+    } else {
+        1
+    };
+    if keys > entries.saturating_mul(per_slot) {
         return Err(Error::corrupt(
             field("key_count"),
-            format!("{keys} keys, but {entries} occupied slots"),
+            format!("{keys} keys, but {entries} occupied slots (§7 step 6.7)"),
         ));
     }
     let most = (geo.bucket_size() as u64)
@@ -785,7 +823,30 @@ pub(crate) fn check_contents(bytes: &[u8], meta: &FileMeta, k: usize) -> Result<
             ),
         ));
     }
+    let copies = level_copies(bytes, level, k)?;
+    if counts.keys > counts.entries.saturating_add(copies.total()) {
+        return Err(Error::corrupt(
+            format!("level {k} key_count"),
+            format!(
+                "{} keys, but {} occupied slots count {} copies more (§7 step 8, level {k})",
+                counts.keys,
+                counts.entries,
+                copies.total()
+            ),
+        ));
+    }
     Ok(())
+}
+
+/// Step 8 for the copies region of level `k` (§3.5), whose buckets have been checked: its
+/// copies.
+pub(crate) fn level_copies(bytes: &[u8], level: &LevelMeta, k: usize) -> Result<Copies> {
+    let (region, copies) = bytes
+        .get(level.region())
+        .zip(bytes.get(level.copies_region()))
+        .ok_or_else(|| overflow("region_offset"))?;
+    Copies::decode(&level.geo, region, level.copies, copies)
+        .map_err(|reason| Error::corrupt(format!("level {k} copies"), reason))
 }
 
 /// A whole single-filter file (no chain flag), checked completely (steps 1–7): its metadata and

@@ -4,6 +4,7 @@
 pub(crate) mod decode;
 mod filter_ref;
 
+use crate::copies::CopiesEncoding;
 use crate::table::Geometry;
 use rkyv::rend::{f64_le, u32_le, u64_le};
 use std::io::{self, Write};
@@ -25,10 +26,12 @@ pub const MAX_LEVELS: u32 = 128;
 
 /// FORMAT.md §4: the first eight bytes of every filter file.
 pub(crate) const MAGIC: [u8; 8] = *b"CUCKOSST";
-/// FORMAT.md §9: the newest format version this build reads and writes: version 3, for files
-/// with a stretch level (§3.4). Files without one are written as version 2, which readers of
-/// 0.1.0 read too.
-pub(crate) const VERSION: u32 = 3;
+/// FORMAT.md §9: the newest format version this build reads and writes: version 4, for files
+/// with a level that counts copies (§3.5). Files without one are written as version 3 if they
+/// have a stretch level (§3.4), else as version 2, which readers of 0.1.0 read too.
+pub(crate) const VERSION: u32 = 4;
+/// FORMAT.md §9: the version of files with a stretch level and no counted copies.
+pub(crate) const VERSION_STRETCH: u32 = 3;
 /// FORMAT.md §9: the version of files without a stretch level.
 pub(crate) const VERSION_CLASSIC: u32 = 2;
 /// FORMAT.md §9: the oldest version this build reads (version 1: one CRC per region, no
@@ -139,12 +142,28 @@ pub(crate) struct LevelMeta {
     pub(crate) first_chunk: usize,
     /// A stretch level's counts (`len` is then its key count); `None` for a classic level.
     pub(crate) stretch: Option<crate::level::Counts>,
+    /// Version 4: how the level's copies are encoded (§3.5), in the `copies_len` bytes after
+    /// its buckets.
+    pub(crate) copies: CopiesEncoding,
+    pub(crate) copies_len: usize,
 }
 
 impl LevelMeta {
     /// The level's bucket region within the file's bytes.
     pub(crate) fn region(&self) -> std::ops::Range<usize> {
         self.offset..self.offset + self.geo.table_bytes()
+    }
+
+    /// The level's copies region (§3.5) within the file's bytes: right after its buckets,
+    /// empty when it counts no copies.
+    pub(crate) fn copies_region(&self) -> std::ops::Range<usize> {
+        let start = self.offset + self.geo.table_bytes();
+        start..start + self.copies_len
+    }
+
+    /// Bytes of the level's whole region (§5 `region_len`): buckets, then copies.
+    pub(crate) fn region_len(&self) -> usize {
+        self.geo.table_bytes() + self.copies_len
     }
 }
 
@@ -190,7 +209,7 @@ impl FileMeta {
     pub(crate) fn chunks_of(&self, level: &LevelMeta) -> usize {
         match self.coverage {
             Coverage::Regions => 1,
-            Coverage::Chunks { shift, .. } => chunks_in(level.geo.table_bytes(), shift),
+            Coverage::Chunks { shift, .. } => chunks_in(level.region_len(), shift),
         }
     }
 
@@ -206,7 +225,7 @@ impl FileMeta {
 
     /// Chunk `j` of `level` (an index among the level's chunks) as a range of the file's bytes.
     pub(crate) fn chunk_bytes(&self, level: &LevelMeta, j: usize) -> std::ops::Range<usize> {
-        let region = level.region();
+        let region = level.offset..level.offset + level.region_len();
         match self.coverage {
             Coverage::Regions => region,
             Coverage::Chunks { shift, .. } => {
@@ -265,6 +284,39 @@ pub(crate) struct LevelOut<'a> {
     /// A stretch level's precision sum; 0 for a classic level.
     pub(crate) precision: u64,
     pub(crate) table: &'a [u8],
+    /// Version 4: the level's copies region (§3.5), and its encoding (empty and `None` for a
+    /// level that counts no copies).
+    pub(crate) copies: Vec<u8>,
+    pub(crate) copies_encoding: CopiesEncoding,
+}
+
+impl LevelOut<'_> {
+    /// Bytes of the level's region: buckets, then copies.
+    fn region_len(&self) -> usize {
+        self.table.len() + self.copies.len()
+    }
+
+    /// The CRC-32 of each chunk of the level's region, whose first byte is at `offset`
+    /// (FORMAT.md §6): chunks run over the buckets and on into the copies.
+    fn chunk_crcs(&self, offset: usize, mut each: impl FnMut(u32)) {
+        let chunk = 1 << CHUNK_SHIFT;
+        let len = self.region_len();
+        let mut at = 0;
+        while at < len {
+            let end = (at + chunk).min(len);
+            let mut h = crc32fast::Hasher::new();
+            h.update(&((offset + at) as u64).to_le_bytes());
+            let t = self.table.len();
+            if at < t {
+                h.update(&self.table[at..end.min(t)]);
+            }
+            if end > t {
+                h.update(&self.copies[at.max(t) - t..end - t]);
+            }
+            each(h.finalize());
+            at = end;
+        }
+    }
 }
 
 impl LevelOut<'_> {
@@ -337,7 +389,7 @@ fn level_desc(level: &LevelOut<'_>, offset: usize) -> [u8; LEVEL_LEN] {
     let g = &level.geo;
     archive(&LevelDesc {
         region_offset: u64_le::from_native(offset as u64),
-        region_len: u64_le::from_native(g.table_bytes() as u64),
+        region_len: u64_le::from_native(level.region_len() as u64),
         num_buckets: u64_le::from_native(g.num_buckets()),
         item_count: u64_le::from_native(level.len),
         capacity: u64_le::from_native(level.capacity),
@@ -346,7 +398,7 @@ fn level_desc(level: &LevelOut<'_>, offset: usize) -> [u8; LEVEL_LEN] {
         fingerprint_bits: g.fp_bits() as u8,
         encoding: g.encoding().code(),
         core_bits: g.core_bits() as u8,
-        region_crc: u32_le::from_native(0),
+        region_crc: u32_le::from_native(u32::from(level.copies_encoding.code())),
         precision: u64_le::from_native(level.precision),
     })
 }
@@ -355,10 +407,10 @@ fn level_desc(level: &LevelOut<'_>, offset: usize) -> [u8; LEVEL_LEN] {
 /// them unchanged.
 pub(crate) fn encode_head(file: &FileOut<'_>) -> Vec<u8> {
     let levels = file.levels;
-    let total = file_len(levels.iter().map(|l| l.table.len()));
+    let total = file_len(levels.iter().map(LevelOut::region_len));
     let chunks: usize = levels
         .iter()
-        .map(|l| chunks_in(l.table.len(), CHUNK_SHIFT))
+        .map(|l| chunks_in(l.region_len(), CHUNK_SHIFT))
         .sum();
     let mut table = Vec::with_capacity(LEVEL_LEN * levels.len());
     let mut checksums = Vec::with_capacity(checksum_table_len(chunks));
@@ -366,11 +418,8 @@ pub(crate) fn encode_head(file: &FileOut<'_>) -> Vec<u8> {
     for level in levels {
         debug_assert_eq!(level.table.len(), level.geo.table_bytes());
         table.extend_from_slice(&level_desc(level, offset));
-        for (j, chunk) in level.table.chunks(1 << CHUNK_SHIFT).enumerate() {
-            let at = offset + (j << CHUNK_SHIFT);
-            checksums.extend_from_slice(&chunk_crc(at as u64, chunk).to_le_bytes());
-        }
-        offset += level.table.len();
+        level.chunk_crcs(offset, |crc| checksums.extend_from_slice(&crc.to_le_bytes()));
+        offset += level.region_len();
     }
     checksums.resize(checksum_table_len(chunks), 0);
     let chain = file.chain.unwrap_or(ChainParams {
@@ -382,7 +431,12 @@ pub(crate) fn encode_head(file: &FileOut<'_>) -> Vec<u8> {
         encoding: None,
     });
     let stretch = levels.iter().any(|l| l.geo.core_bits() != 0);
-    let version = if stretch { VERSION } else { VERSION_CLASSIC };
+    let copies = levels.iter().any(|l| !l.copies.is_empty());
+    let version = match (copies, stretch) {
+        (true, _) => VERSION,
+        (false, true) => VERSION_STRETCH,
+        (false, false) => VERSION_CLASSIC,
+    };
     let mut head: [u8; HEADER_LEN] = archive(&FileHeader {
         magic: MAGIC,
         version: u32_le::from_native(version),
@@ -424,6 +478,7 @@ pub(crate) fn write(file: &FileOut<'_>, w: &mut dyn Write) -> io::Result<()> {
     w.write_all(&encode_head(file))?;
     for level in file.levels {
         w.write_all(level.table)?;
+        w.write_all(&level.copies)?;
     }
     Ok(())
 }
@@ -431,9 +486,10 @@ pub(crate) fn write(file: &FileOut<'_>, w: &mut dyn Write) -> io::Result<()> {
 /// The whole file in memory.
 pub(crate) fn to_bytes(file: &FileOut<'_>) -> Vec<u8> {
     let mut out = encode_head(file);
-    out.reserve_exact(file.levels.iter().map(|l| l.table.len()).sum());
+    out.reserve_exact(file.levels.iter().map(LevelOut::region_len).sum());
     for level in file.levels {
         out.extend_from_slice(level.table);
+        out.extend_from_slice(&level.copies);
     }
     out
 }
@@ -514,6 +570,8 @@ mod tests {
             target_fpr: 0.01,
             precision: 0,
             table: &table,
+            copies: Vec::new(),
+            copies_encoding: CopiesEncoding::None,
         };
         let file = FileOut {
             seed: 0x0102_0304_0506_0708,

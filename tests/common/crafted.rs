@@ -1,14 +1,17 @@
-//! Distinct keys that a stretch level cannot tell apart, and the helper that uses them to start a
-//! new level of a growable filter.
+//! Distinct keys that a stretch level cannot tell apart, keys that fill one bucket pair without
+//! answering for each other, and the helper that uses the latter to start a new level of a
+//! growable filter.
 //!
 //! A growable filter starts a new level when its newest level cannot take a key. Copies of one
-//! key no longer do that: once a key's two buckets are full of entries that answer for it, a
-//! further copy is refused with `Error::TooManyCopies` and nothing changes. But `2b + 1`
-//! DISTINCT keys that share everything the newest level stores of them (FORMAT.md §2.2: both
-//! buckets and both query values) still fill their bucket pair and make the level refuse the
-//! last one, which a new level then takes. [`Stretch::crafted`] makes such key hashes from the
-//! format alone, through the public `insert_hash`: it changes bits of the *seeded* hash that a
-//! level never reads and maps them back through the inverse of the seed mix (§2).
+//! key never do that: a key the level answers for is counted on an answering entry (FORMAT.md
+//! §3.5), and past `2b` copies refused with `Error::TooManyCopies`. Keys that share everything
+//! the level stores of them (both buckets and both query values, §2.2: [`Stretch::crafted`])
+//! are copies as far as the level can tell. But `2b + 1` keys that share both buckets and the
+//! core and differ in the last continuation bits ([`Stretch::distinct`]) fill their pair with
+//! entries that answer for none of the others and cannot leave it (their other bucket is the
+//! pair's other one), so the level cannot take the last, and a new level does. Both make key
+//! hashes from the format alone, through the public `insert_hash`: they change bits of the
+//! *seeded* hash and map them back through the inverse of the seed mix (§2).
 //!
 //! Everything here follows FORMAT.md (through [`super::spec`], the reader written from it) and
 //! the crate's public API; nothing depends on the crate's internals.
@@ -95,6 +98,36 @@ impl Stretch {
         }
         v
     }
+
+    /// `n ≤ 32` distinct key hashes with the buckets and core of `hash` whose entries answer
+    /// for none of the others: they differ in the last five continuation bits of both address
+    /// strings (bits `K + L0 − 5 .. K + L0` of the seeded hash, `K = ⌊log2 m⌋`, which both
+    /// strings' continuations hold whether their bucket is split or not), so their query
+    /// values differ in both buckets, while the first continuation bits, which the next splits
+    /// of their buckets read, are the same. The first is `hash` itself.
+    pub fn distinct(&self, hash: u64, n: usize) -> Vec<KeyHash> {
+        assert!(n <= 32, "five bits give 32 distinct tails");
+        let k = 63 - self.m.leading_zeros();
+        let l0 = self.w - 1 - self.c;
+        assert!(l0 >= 6, "{self:?}: too few continuation bits");
+        let shift = k + l0 - 5;
+        let h = spec::seeded(hash, self.seed);
+        let base = h & !(0x1F << shift);
+        let first = (h >> shift) & 0x1F;
+        let v: Vec<KeyHash> = (0..n as u64)
+            .map(|t| unseeded(base | ((first ^ t) << shift), self.seed))
+            .collect();
+        let (i1, q1, i2, q2) = self.place(hash);
+        let core = |q: u32| q >> (l0 + 1);
+        let mut values = std::collections::HashSet::new();
+        for x in &v {
+            let (j1, r1, j2, r2) = self.place(x.to_u64());
+            assert_eq!((j1, j2), (i1, i2), "{self:?}");
+            assert_eq!((core(r1), core(r2)), (core(q1), core(q2)), "{self:?}");
+            assert!(values.insert((r1, r2)), "{self:?}: two with one value");
+        }
+        v
+    }
 }
 
 /// The slots of the two buckets of the key with hash `h` in level `k` of the file `bytes`, read
@@ -117,17 +150,17 @@ pub fn pair_slots(bytes: &[u8], k: usize, h: KeyHash) -> Vec<(u64, bool)> {
 }
 
 /// Starts a new level of `chain` with distinct keys, never with copies of one: inserts, one by
-/// one, up to `2b + 1` crafted key hashes ([`Stretch::crafted`]) that share everything the
-/// newest level stores of them (`b` its bucket size), until one of them goes to a new level:
-/// the `2b + 1`-th once `2b` have filled their two buckets, or an earlier one when the pair
-/// also holds entries of other keys that neither answer for them nor can leave the pair (an
-/// entry with their core, and so their alternate bucket, whose other bucket is full of them).
+/// one, up to `2b + 1` key hashes ([`Stretch::distinct`]) with one bucket pair and core in the
+/// newest level (`b` its bucket size) that answer for none of each other — and that no level
+/// answers for (such a key would be counted as a copy where it is found) — until one of them
+/// goes to a new level: the `2b + 1`-th once `2b` have filled their two buckets, or an earlier
+/// one when the pair also holds entries of other keys of their core that cannot leave it.
 /// Asserts that exactly one level was added, that it holds exactly the last of them, that
 /// every one inserted is found and counted in `len`, and that the level before refused the
-/// last because the pair was full: every slot of its two buckets occupied, one per crafted key
-/// before it at least answering for them. (When the newest level is a classic one, from a
-/// version-1 or -2 file, the first crafted key starts a level.) Returns the hashes inserted,
-/// in order, so that a caller can account for them.
+/// last because the pair was full: every slot of its two buckets occupied by an entry of the
+/// keys' core, none answering for the last. (When the newest level is a classic one, from a
+/// version-1 or -2 file, the first key starts a level.) Returns the hashes inserted, in
+/// order, so that a caller can account for them.
 ///
 /// The hashes are a function of the chain's seed, levels and length, so that the same
 /// sequence of operations gives the same hashes (and bytes) every time, and successive calls
@@ -136,7 +169,13 @@ pub fn start_new_level(chain: &mut ScalableCuckooFilter) -> Vec<KeyHash> {
     let (levels, len) = (chain.levels(), chain.len());
     let b = chain.level(levels - 1).unwrap().bucket_size();
     let base = KeyHash::of(format!("start_new_level: {levels} levels, {len} keys").as_bytes());
-    let class = Stretch::newest(chain).crafted(base.to_u64(), 2 * b + 1);
+    let class: Vec<KeyHash> = Stretch::newest(chain)
+        .distinct(base.to_u64(), 32)
+        .into_iter()
+        .filter(|&h| !chain.contains_hash(h))
+        .take(2 * b + 1)
+        .collect();
+    assert_eq!(class.len(), 2 * b + 1, "too many of 32 keys are false positives");
     let mut inserted = Vec::new();
     for h in class {
         match chain.insert_hash(h) {
@@ -174,11 +213,10 @@ pub fn start_new_level(chain: &mut ScalableCuckooFilter) -> Vec<KeyHash> {
         assert_eq!(inserted.len(), 1);
         return inserted;
     }
-    // The level before refused it for a full pair, which holds the others.
+    // The level before refused it for a full pair of entries of its core, none answering.
     let pair = pair_slots(&bytes, levels - 1, last);
     assert_eq!(pair.len(), 2 * b);
     assert!(pair.iter().all(|&(v, _)| v != 0), "{pair:x?}: not full");
-    let answering = pair.iter().filter(|&&(_, a)| a).count();
-    assert!(answering >= inserted.len() - 1, "{pair:x?}");
+    assert!(pair.iter().all(|&(_, a)| !a), "{pair:x?}: an entry answers");
     inserted
 }

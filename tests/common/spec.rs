@@ -1,9 +1,10 @@
 //! A reader written from FORMAT.md alone: it uses the crate for nothing, and none of the
-//! crate's code was consulted to write it. It validates a file of version 1, 2 or 3 by the
+//! crate's code was consulted to write it. It validates a file of version 1 to 4 by the
 //! steps of §7, in their order, and names the first failure as the crate's error would be
 //! named (`Corrupt(field)`, `Checksum(part)`, …, the form `tests/validation.rs` prints); it
 //! answers lookups by §2.1 (classic levels) and §2.2 (stretch levels), reading slots by §3,
-//! and it lists a stretch level's entries with their precisions (§3.4, §5.1).
+//! it lists a stretch level's entries with their precisions (§3.4, §5.1), and it reads the
+//! copies a version-4 level counts (§3.5).
 //!
 //! Where FORMAT.md leaves a choice open the code says so at the place (search for
 //! "FORMAT.md does not say").
@@ -14,7 +15,7 @@ use std::sync::OnceLock;
 /// §1 / §4: the magic.
 pub const MAGIC: [u8; 8] = *b"CUCKOSST";
 /// §7 step 2: the newest version this reader knows.
-pub const NEWEST: u32 = 3;
+pub const NEWEST: u32 = 4;
 
 /// A level, as its descriptor (§5) says, with its region.
 #[derive(Clone, Debug)]
@@ -32,7 +33,13 @@ pub struct Level<'a> {
     /// 0: classic; 4..=8: stretch.
     pub core_bits: u64,
     pub precision: u64,
+    /// The bucket region (§3).
     pub region: &'a [u8],
+    /// Version 4: the copies encoding (§3.5: 0 none, 1 records, 2 dense) and region.
+    pub copies_encoding: u8,
+    pub copies: &'a [u8],
+    /// The whole region, buckets then copies (what the chunks cover, §6).
+    pub whole: &'a [u8],
 }
 
 /// A file that passed §7.
@@ -282,13 +289,17 @@ pub fn read_unverified(file: &[u8]) -> Result<File<'_>, String> {
         let reserved_bad = match version {
             1 => core_bits != 0 || precision != 0,
             2 => u32_at(d, 52) != 0 || core_bits != 0 || precision != 0,
-            _ => u32_at(d, 52) != 0 || (core_bits == 0 && precision != 0),
+            3 => u32_at(d, 52) != 0 || (core_bits == 0 && precision != 0),
+            _ => {
+                d[53..56] != [0, 0, 0]
+                    || (core_bits == 0 && (d[52] != 0 || precision != 0))
+            }
         };
         if reserved_bad {
             return Err(field("reserved"));
         }
         // 6.2
-        if version == 3 && core_bits != 0 && !chain {
+        if version >= 3 && core_bits != 0 && !chain {
             return Err(field("core_bits"));
         }
         // 6.3
@@ -312,8 +323,19 @@ pub fn read_unverified(file: &[u8]) -> Result<File<'_>, String> {
             return Err(field("fingerprint_bits"));
         }
         // 6.5
-        let (_, region_len) = lengths(m, b, f, encoding).unwrap();
-        if u64_at(d, 8) != region_len {
+        let copies_encoding = if version == 4 { d[52] } else { 0 };
+        if copies_encoding > 2 {
+            return Err(field("copies"));
+        }
+        let (_, buckets_len) = lengths(m, b, f, encoding).unwrap();
+        let region_len = u64_at(d, 8);
+        let copies_len = region_len.checked_sub(buckets_len);
+        let copies_ok = copies_len.is_some_and(|c| match copies_encoding {
+            0 => c == 0,
+            2 => c == dense_copies_len(m, b),
+            _ => c > 0 && c % 64 == 0,
+        });
+        if !copies_ok {
             return Err(field("region_len"));
         }
         // 6.6
@@ -331,7 +353,8 @@ pub fn read_unverified(file: &[u8]) -> Result<File<'_>, String> {
                 return Err(field("capacity"));
             }
         } else {
-            if capacity > item_count {
+            let per_slot = if copies_encoding == 0 { 1 } else { 2 * b };
+            if capacity as u128 > item_count as u128 * per_slot as u128 {
                 return Err(field("key_count"));
             }
             if precision as u128 > (b as u128) << 60 || (precision == 0) != (item_count == 0) {
@@ -349,6 +372,7 @@ pub fn read_unverified(file: &[u8]) -> Result<File<'_>, String> {
             return Err(field("region_len"));
         }
         next_offset = region_offset + region_len;
+        let whole = &file[region_offset as usize..next_offset as usize];
         levels.push(Level {
             region_offset,
             m,
@@ -360,13 +384,16 @@ pub fn read_unverified(file: &[u8]) -> Result<File<'_>, String> {
             encoding,
             core_bits,
             precision,
-            region: &file[region_offset as usize..next_offset as usize],
+            region: &whole[..buckets_len as usize],
+            copies_encoding,
+            copies: &whole[buckets_len as usize..],
+            whole,
         });
     }
     if version != 1 {
         let total: u64 = levels
             .iter()
-            .map(|l| (l.region.len() as u64).div_ceil(1 << shift))
+            .map(|l| (l.whole.len() as u64).div_ceil(1 << shift))
             .sum();
         if total != chunks {
             return Err(corrupt("chunk_count"));
@@ -425,7 +452,7 @@ fn check_regions(file: &[u8], f: &File<'_>) -> Result<(), String> {
         let mut entry = table_end;
         for (k, l) in f.levels.iter().enumerate() {
             let r = l.region_offset as usize;
-            for (j, chunk) in l.region.chunks(c).enumerate() {
+            for (j, chunk) in l.whole.chunks(c).enumerate() {
                 let start = r + j * c;
                 let mut covered = (start as u64).to_le_bytes().to_vec();
                 covered.extend_from_slice(chunk);
@@ -459,9 +486,130 @@ fn check_regions(file: &[u8], f: &File<'_>) -> Result<(), String> {
             if p != l.precision {
                 return Err(corrupt(format!("level {k} precision")));
             }
+            let copies = l
+                .read_copies()
+                .ok_or_else(|| corrupt(format!("level {k} copies")))?;
+            let total: u64 = copies.values().sum();
+            if l.capacity as u128 > l.item_count as u128 + total as u128 {
+                return Err(corrupt(format!("level {k} key_count")));
+            }
         }
     }
     Ok(())
+}
+
+/// §3.5: the length of a dense copies region of `m` buckets of `b` slots.
+pub fn dense_copies_len(m: u64, b: u64) -> u64 {
+    let d = (2 * b).trailing_zeros() as u64;
+    (m * b * d).div_ceil(512) * 64
+}
+
+/// §3.5: the length of a copies region of `n` records.
+pub fn records_copies_len(n: u64) -> u64 {
+    (8 + 12 * n).div_ceil(64) * 64
+}
+
+impl Level<'_> {
+    /// §3.5: the copies the level counts, `(bucket, value) → e ≥ 1`, checked as §7 step 8
+    /// says (`None` for a region that breaks a rule). Its buckets must have been checked.
+    pub fn read_copies(&self) -> Option<std::collections::BTreeMap<(u64, u64), u64>> {
+        let mut out = std::collections::BTreeMap::new();
+        let cap = 2 * self.b - 1;
+        let held = |j: u64, v: u64| self.bucket(j).iter().filter(|&&x| x == v).count() as u64;
+        match self.copies_encoding {
+            0 => return self.copies.is_empty().then_some(out),
+            1 => {
+                let n = u64_at(self.copies, 0);
+                let most = (self.copies.len() as u64 - 8) / 12;
+                if n == 0 || n > most || records_copies_len(n) != self.copies.len() as u64 {
+                    return None;
+                }
+                let mut last = None;
+                for r in 0..n as usize {
+                    let at = 8 + 12 * r;
+                    let (j, v, e) = (
+                        u32_at(self.copies, at) as u64,
+                        u32_at(self.copies, at + 4) as u64,
+                        u32_at(self.copies, at + 8) as u64,
+                    );
+                    if j >= self.m || last.is_some_and(|l| l >= (j, v)) || v == 0 {
+                        return None;
+                    }
+                    last = Some((j, v));
+                    let r = held(j, v);
+                    if r == 0 || e == 0 || e > r * cap {
+                        return None;
+                    }
+                    out.insert((j, v), e);
+                }
+                if self.copies[8 + 12 * n as usize..].iter().any(|&x| x != 0) {
+                    return None;
+                }
+            }
+            _ => {
+                let d = (2 * self.b).trailing_zeros() as u64;
+                for j in 0..self.m {
+                    let mut values: Vec<u64> = self.bucket(j).into_iter().filter(|&v| v != 0).collect();
+                    values.sort_unstable();
+                    let fields: Vec<u64> = (0..self.b)
+                        .map(|i| field(self.copies, (j * self.b + i) * d, d))
+                        .collect();
+                    if fields[values.len()..].iter().any(|&x| x != 0) {
+                        return None;
+                    }
+                    let mut i = 0;
+                    while i < values.len() {
+                        let v = values[i];
+                        let run = values[i..].iter().take_while(|&&x| x == v).count();
+                        let mut e = 0;
+                        let mut short = false;
+                        for &x in &fields[i..i + run] {
+                            if x > cap || (short && x != 0) {
+                                return None;
+                            }
+                            short |= x < cap;
+                            e += x;
+                        }
+                        if e > 0 {
+                            out.insert((j, v), e);
+                        }
+                        i += run;
+                    }
+                }
+                let used = self.m * self.b * d;
+                if (used..8 * self.copies.len() as u64).any(|p| bit(self.copies, p) == 1) {
+                    return None;
+                }
+                if out.is_empty() {
+                    return None;
+                }
+            }
+        }
+        // The writer's rule: records when they are no longer than the dense fields.
+        let records = records_copies_len(out.len() as u64) <= dense_copies_len(self.m, self.b);
+        let rule = match self.copies_encoding {
+            1 => records,
+            _ => !records,
+        };
+        rule.then_some(out)
+    }
+
+    /// §3.5: the copies the entries answering for a key of seeded hash `h` count (its two
+    /// buckets, each distinct answering value once). The level's copies must be valid.
+    pub fn counted_copies(&self, h: u64) -> u64 {
+        let copies = self.read_copies().unwrap_or_default();
+        let mut n = 0;
+        for (i, q) in self.probes(h) {
+            let mut seen = Vec::new();
+            for v in self.bucket(i) {
+                if v != 0 && self.matches(v, q) && !seen.contains(&v) {
+                    seen.push(v);
+                    n += copies.get(&(i, v)).copied().unwrap_or(0);
+                }
+            }
+        }
+        n
+    }
 }
 
 /// Bit `p` of a region (§3: bit `p mod 8` of byte `p div 8`).
@@ -805,6 +953,9 @@ pub fn read_compact_unverified(block: &[u8]) -> Result<Compact<'_>, String> {
         core_bits: 0,
         precision: 0,
         region,
+        copies_encoding: 0,
+        copies: &[],
+        whole: region,
     };
     Ok(Compact {
         seed,
