@@ -513,8 +513,9 @@ impl ScalableCuckooFilter {
         // counted on an answering entry, not given a slot of its own, so that copies never
         // fill a pair and never start a level. First where an entry equals the key's value
         // (its own entry, as far as the level can tell), in any level; then where the newest
-        // level answers for it otherwise. An older level that answers but holds no equal
-        // entry is taken for a false positive: the key is a new one.
+        // level answers for it otherwise; then where an older one does, unless its answering
+        // entries stand for `2b` copies already (old entries of little precision answer for
+        // many keys: a key past them is taken for a new one).
         for k in (0..self.levels.len()).rev() {
             if let Level::Stretch(level) = &self.levels[k] {
                 match level.equal_copy(seeded) {
@@ -525,18 +526,22 @@ impl ScalableCuckooFilter {
             }
         }
         let newest = self.levels.len() - 1;
-        if let Level::Stretch(level) = &self.levels[newest] {
+        for k in (0..self.levels.len()).rev() {
+            let Level::Stretch(level) = &self.levels[k] else {
+                continue;
+            };
             match level.inexact_copy(seeded) {
                 None => {}
-                Some(Copy::Full) => return Err(Error::TooManyCopies),
-                Some(Copy::Count) => return self.count_copy(newest, seeded),
-                Some(Copy::Slot) => {
+                Some(Copy::Full) if k == newest => return Err(Error::TooManyCopies),
+                Some(Copy::Full) => {}
+                Some(Copy::Slot) if k == newest => {
                     // A slot of its own if the level places it, else a count.
                     return match self.insert_newest(seeded)? {
                         Newest::Placed => Ok(()),
                         _ => self.count_copy(newest, seeded),
                     };
                 }
+                Some(_) => return self.count_copy(k, seeded),
             }
         }
         match self.insert_newest(seeded)? {

@@ -16,6 +16,7 @@ const GOLDEN_V1_CHAIN: &[u8] = include_bytes!("data/golden-v1-chain.cksst");
 const GOLDEN_V2_CHAIN: &[u8] = include_bytes!("data/golden-v2-chain.cksst");
 const GOLDEN_V3_CHAIN: &[u8] = include_bytes!("data/golden-v3-chain.cksst");
 const GOLDEN_V3_CHAIN_2: &[u8] = include_bytes!("data/golden-v3-chain-2.cksst");
+const GOLDEN_V4_CHAIN: &[u8] = include_bytes!("data/golden-v4-chain.cksst");
 
 fn key(i: u64) -> [u8; 8] {
     i.to_le_bytes()
@@ -209,12 +210,12 @@ fn specific_errors_for_specific_damage() {
         Err(Error::BadMagic { .. })
     ));
     let mut future = good.clone();
-    future[8] = 4;
+    future[8] = 5;
     match FilterRef::from_bytes(&future) {
         Err(
             e @ Error::UnsupportedVersion {
-                found: 4,
-                supported: 3,
+                found: 5,
+                supported: 4,
             },
         ) => {
             assert!(e.to_string().contains("newer"))
@@ -462,11 +463,11 @@ fn a_reader_written_from_format_md_agrees() {
             let what = format!("{encoding:?} b={b} ε={target}");
             let bytes = f.to_bytes();
             let file = spec::read(&bytes).unwrap();
-            assert_eq!(
-                (file.version, file.chain, file.seed),
-                (3, true, 5),
-                "{what}"
-            );
+            assert_eq!((file.chain, file.seed), (true, 5), "{what}");
+            // Version 4 exactly when a level counts copies (§9): here false positives equal to
+            // an entry, at the 70 % target.
+            let counts = file.levels.iter().any(|l| l.copies_encoding != 0);
+            assert_eq!(file.version, if counts { 4 } else { 3 }, "{what}");
             assert_eq!(file.levels.len(), f.levels(), "{what}");
             assert!(f.levels() >= 2, "{what}");
             assert_eq!(file.item_count, f.len() as u64, "{what}");
@@ -756,21 +757,18 @@ const GOLDEN_V3_FALSE_POSITIVES: &[u32] = &[
     1419, 1549, 1588, 1610, 1706, 1758, 1797, 1805, 1830, 1849, 1877, 1999,
 ];
 
-/// The program that writes `tests/data/golden-v3-chain-2.cksst` (version 3, this build's
-/// writer), and the hashes of the crafted keys it inserts: a chain of two stretch levels at a
-/// 10 % target, seed 40. `key-0` … `key-599` grow the first level from 2 buckets to 191, far
-/// enough that some of its oldest entries have spent their six continuation bits and splits
-/// have copied them into a bucket and its image (§3.4, §8); then eight
-/// copies of `hot`, which fill its two buckets, and a ninth, refused with `TooManyCopies` with
-/// nothing changed; then distinct keys that the first level cannot tell apart
-/// (`common::crafted::start_new_level`), eight of which fill their two buckets and the ninth of
-/// which starts the second level; then `key-600` … `key-799`.
-///
-/// (Seed 40, not 42 as for `golden-v3-chain.cksst`: under seed 42 a bucket of `hot`'s pair
-/// holds an entry of another key with `hot`'s core, which answers not for `hot` and cannot
-/// leave the pair, so the eighth copy finds no room and starts a level — see
-/// `tests/hot_keys.rs`, `copies_of_one_key_beside_an_entry_of_its_core_start_no_level`.)
-fn golden_v3_chain_2() -> (ScalableCuckooFilter, Vec<KeyHash>) {
+/// The program that wrote `tests/data/golden-v3-chain-2.cksst` under the version-3 writer and
+/// writes `tests/data/golden-v4-chain.cksst` under this build's (version 4: the copies of
+/// `hot` are counted, FORMAT.md §3.5), and the hashes of the distinct keys it inserts: a chain
+/// of two stretch levels at a 10 % target, seed 40. `key-0` … `key-599` grow the first level
+/// from 2 buckets to 191, far enough that some of its oldest entries have spent their six
+/// continuation bits and splits have copied them into a bucket and its image (§3.4, §8); then
+/// eight copies of `hot` — one slot, seven copies counted on it — and a ninth, refused with
+/// `TooManyCopies` with nothing changed; then distinct keys of one pair and core of the first
+/// level that answer for none of each other (`common::crafted::start_new_level`), eight of
+/// which fill their two buckets and the ninth of which starts the second level; then
+/// `key-600` … `key-799`.
+fn golden_v4_chain() -> (ScalableCuckooFilter, Vec<KeyHash>) {
     let config = Config::new(1).false_positive_rate(0.1).seed(40);
     let mut f = ScalableCuckooFilter::new(config).unwrap();
     for i in 0..600 {
@@ -784,25 +782,25 @@ fn golden_v3_chain_2() -> (ScalableCuckooFilter, Vec<KeyHash>) {
     assert!(matches!(f.insert(b"hot"), Err(Error::TooManyCopies)));
     assert_eq!(f, before, "a refused copy changed the chain");
     assert_eq!(f.to_bytes(), before.to_bytes());
-    let crafted = common::crafted::start_new_level(&mut f);
-    assert_eq!(crafted.len(), 9, "2b + 1 crafted keys");
+    let distinct = common::crafted::start_new_level(&mut f);
+    assert_eq!(distinct.len(), 9, "2b + 1 distinct keys");
     for i in 600..800 {
         f.insert(format!("key-{i}").as_bytes()).unwrap();
     }
-    (f, crafted)
+    (f, distinct)
 }
 
-/// Writes `tests/data/golden-v3-chain-2.cksst` from [`golden_v3_chain_2`] (run by hand, once
-/// per deliberate change of the version-3 writer before version 3 is released:
-/// `cargo test --release --test format write_golden_v3_chain_2 -- --ignored`).
+/// Writes `tests/data/golden-v4-chain.cksst` from [`golden_v4_chain`] (run by hand, once per
+/// deliberate change of the version-4 writer before version 4 is released:
+/// `cargo test --release --test format write_golden_v4_chain -- --ignored`).
 #[test]
 #[ignore]
-fn write_golden_v3_chain_2() {
+fn write_golden_v4_chain() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/golden-v3-chain-2.cksst"
+        "/tests/data/golden-v4-chain.cksst"
     );
-    std::fs::write(path, golden_v3_chain_2().0.to_bytes()).unwrap();
+    std::fs::write(path, golden_v4_chain().0.to_bytes()).unwrap();
 }
 
 /// `⌈n / (b · λ)⌉` for buckets of 4 and the split load λ = 0.8 (FORMAT.md §8 gives the rule;
@@ -817,45 +815,22 @@ fn width_for_share(share: f64) -> u64 {
     spec::growth_width(4, 2, share).unwrap()
 }
 
-/// `tests/data/golden-v3-chain-2.cksst` pins the bytes the current writer makes (see
-/// [`golden_v3_chain_2`]), and the file's answers: every key, the eight copies of `hot`, the
-/// crafted keys, and the false positives among `other-0` … `other-1999`, from the crate
-/// (`MappedFilter`, `from_bytes`) and from the reader written from FORMAT.md. Its shape is
-/// checked from its bytes by that reader, against the rules of FORMAT.md §8: each level has
-/// `⌈entries / (4 · 0.8)⌉` buckets (it split whenever one more entry would have passed 80 % of
-/// its slots), the second level at least the `⌈154 / 3.2⌉ = 49` it started with (a quarter of
-/// the 616 keys before it); widths from the levels' shares; `hot`'s two buckets in the first
-/// level full of entries that answer for it, and so are the crafted keys'.
-#[test]
-fn golden_v3_chain_2_pins_the_bytes_and_answers() {
-    let (f, crafted) = golden_v3_chain_2();
-    assert_eq!(
-        f.to_bytes(),
-        GOLDEN_V3_CHAIN_2,
-        "the writer's bytes changed"
-    );
-    assert!(
-        GOLDEN_V3_CHAIN_2.len() < 4096,
-        "{} bytes",
-        GOLDEN_V3_CHAIN_2.len()
-    );
-    let file = spec::read(GOLDEN_V3_CHAIN_2).unwrap();
-    assert_eq!((file.version, file.chain, file.seed), (3, true, 40));
-    // 600 keys, 8 copies of hot, 9 crafted keys, 200 keys.
+/// The shape §8 gives both files of [`golden_v4_chain`]'s program, checked from their bytes
+/// by the reader written from FORMAT.md: each level has `⌈entries / (4 · 0.8)⌉` buckets (it
+/// split whenever one more entry would have passed 80 % of its slots), the second level at
+/// least the `⌈154 / 3.2⌉ = 49` it started with (a quarter of the 616 keys before it); widths
+/// from the levels' shares; entries whose continuation splits have spent, copied into a bucket
+/// and its image. `keys` are the levels' key counts. Returns the levels' bounds.
+fn golden_chain_shape(file: &spec::File<'_>, keys: (u64, u64)) -> Vec<f64> {
+    assert_eq!((file.chain, file.seed), (true, 40));
+    // 600 keys, 8 copies of hot, 9 distinct keys, 200 keys.
     assert_eq!(file.item_count, 817);
     assert_eq!(file.levels.len(), 2);
     let (first, second) = (&file.levels[0], &file.levels[1]);
     for l in [first, second] {
         assert_eq!((l.core_bits, l.b, l.encoding), (5, 4, 2));
     }
-    // Key counts: the first level took 600 keys, 8 copies and 8 crafted keys; the second the
-    // ninth crafted key and 200 keys.
-    assert_eq!((first.capacity, second.capacity), (616, 201));
-    assert!(
-        first.item_count > first.capacity,
-        "bare entries copied by splits"
-    );
-    assert_eq!(second.item_count, second.capacity);
+    assert_eq!((first.capacity, second.capacity), keys);
     assert_eq!(first.m, buckets_at_split_load(first.item_count));
     assert_eq!(second.m, buckets_at_split_load(second.item_count).max(49));
     // Widths: the first level's share is 10 % · (1 − 0.2); the second's is what the first
@@ -874,8 +849,103 @@ fn golden_v3_chain_2_pins_the_bytes_and_answers() {
             && first.bucket(e.bucket + (1 << split.k)).contains(&e.value)
     });
     assert!(copied.count() > 0);
-    // Both buckets of `hot` and of the crafted keys in the first level are full of entries that
-    // answer for them: why the ninth copy was refused and the ninth crafted key went on.
+    file.levels.iter().map(bound).collect()
+}
+
+/// `tests/data/golden-v4-chain.cksst` pins the bytes the current writer makes (see
+/// [`golden_v4_chain`]), and the file's answers: every key, the eight copies of `hot`, the
+/// distinct keys, and the false positives among `other-0` … `other-1999`, from the crate
+/// (`MappedFilter`, `from_bytes`) and from the reader written from FORMAT.md; its shape by
+/// [`golden_chain_shape`]. `hot` holds one slot of its pair in the first level, which counts
+/// its seven other copies (§3.5); the distinct keys' pair in the first level is full of entries
+/// of their core, none answering for the ninth: why it went on to the second level.
+#[test]
+fn golden_v4_chain_pins_the_bytes_and_answers() {
+    let (f, distinct) = golden_v4_chain();
+    assert_eq!(f.to_bytes(), GOLDEN_V4_CHAIN, "the writer's bytes changed");
+    assert!(GOLDEN_V4_CHAIN.len() < 4096, "{} bytes", GOLDEN_V4_CHAIN.len());
+    let file = spec::read(GOLDEN_V4_CHAIN).unwrap();
+    assert_eq!(file.version, 4);
+    // Key counts: the first level took 600 keys, 8 copies and 8 distinct keys, and a copy of
+    // one of the last 200, a false positive equal to one of its entries (§8, "Copies"); the
+    // second the ninth distinct key and the other 199 keys.
+    let bounds = golden_chain_shape(&file, (617, 200));
+    assert_eq!(file.levels[1].item_count, 200);
+    let first = &file.levels[0];
+    let hot = spec::seeded(KeyHash::of(b"hot").to_u64(), 40);
+    let answering: Vec<(u64, u64)> = first
+        .probes(hot)
+        .into_iter()
+        .flat_map(|(i, q)| {
+            first
+                .bucket(i)
+                .into_iter()
+                .filter(move |&v| spec::answers(v, q, first.f))
+                .map(move |v| (i, v))
+        })
+        .collect();
+    assert_eq!(answering.len(), 1, "one slot for hot");
+    let copies = first.read_copies().unwrap();
+    assert_eq!(copies.get(&answering[0]), Some(&7));
+    assert_eq!(first.counted_copies(hot), 7);
+    let last = spec::seeded(distinct[8].to_u64(), 40);
+    for (i, q) in first.probes(last) {
+        let bucket = first.bucket(i);
+        assert!(
+            bucket.iter().all(|&v| v != 0 && !spec::answers(v, q, first.f)),
+            "{bucket:x?}"
+        );
+    }
+
+    let m = MappedFilter::from_shared(GOLDEN_V4_CHAIN.into()).unwrap();
+    m.verify().unwrap();
+    let back = ScalableCuckooFilter::from_bytes(GOLDEN_V4_CHAIN).unwrap();
+    assert_eq!(back, f);
+    assert_eq!(back.to_bytes(), GOLDEN_V4_CHAIN);
+    for (k, &b) in bounds.iter().enumerate() {
+        assert_eq!(back.level(k).unwrap().expected_fpr(), b, "level {k}");
+    }
+    golden_chain_answers(&m, &file, &back, 800, 817, GOLDEN_V4_FALSE_POSITIVES);
+    for &h in &distinct {
+        assert!(file.contains_hash(h.to_u64()));
+        assert!(m.count_hash(h) >= 1 && back.count_hash(h) == m.count_hash(h));
+    }
+}
+
+/// The false positives of `golden-v4-chain.cksst` among `other-0` … `other-1999` (a 10 %
+/// target; the same from the crate and from the reader written from FORMAT.md, and the same
+/// as the version-3 file's: the keys that differ between the two answer for none of these).
+const GOLDEN_V4_FALSE_POSITIVES: &[u32] = GOLDEN_V3_2_FALSE_POSITIVES;
+
+/// `tests/data/golden-v3-chain-2.cksst`, written by the version-3 writer from the program of
+/// [`golden_v4_chain`] as it was then — its crafted keys shared everything the first level
+/// stores of them (`common::crafted::Stretch::crafted`), and each copy of `hot` took a slot —
+/// is read by every later reader with its answers: every key, the eight copies of `hot`, the
+/// crafted keys, the false positives among `other-0` … `other-1999`, from the crate and from
+/// the reader written from FORMAT.md; read back and written again, it is the same bytes (a
+/// chain without counted copies is written as version 3). Its shape by [`golden_chain_shape`];
+/// `hot`'s two buckets and the crafted keys' in the first level are full of entries that
+/// answer for them.
+#[test]
+fn golden_v3_chain_2_reads_with_its_answers() {
+    let file = spec::read(GOLDEN_V3_CHAIN_2).unwrap();
+    assert_eq!(file.version, 3);
+    // Key counts: the first level took 600 keys, 8 copies and 8 crafted keys; the second the
+    // ninth crafted key and 200 keys.
+    let bounds = golden_chain_shape(&file, (616, 201));
+    assert_eq!(file.levels[1].item_count, 201);
+    let first = &file.levels[0];
+    assert!(first.item_count > first.capacity, "bare entries copied by splits");
+    // The crafted keys of the version-3 program: 608 keys when the level was started, and
+    // the first level's shape, which it kept from then on.
+    let base = KeyHash::of(b"start_new_level: 1 levels, 608 keys");
+    let stretch = common::crafted::Stretch {
+        seed: 40,
+        m: first.m,
+        w: first.f as u32,
+        c: 5,
+    };
+    let crafted = stretch.crafted(base.to_u64(), 9);
     for h in [KeyHash::of(b"hot"), crafted[0]] {
         let probes = first.probes(spec::seeded(h.to_u64(), 40));
         for (i, q) in probes {
@@ -886,14 +956,12 @@ fn golden_v3_chain_2_pins_the_bytes_and_answers() {
             );
         }
     }
-
     let m = MappedFilter::from_shared(GOLDEN_V3_CHAIN_2.into()).unwrap();
     m.verify().unwrap();
     let back = ScalableCuckooFilter::from_bytes(GOLDEN_V3_CHAIN_2).unwrap();
-    assert_eq!(back, f);
     assert_eq!(back.to_bytes(), GOLDEN_V3_CHAIN_2);
-    for (k, l) in file.levels.iter().enumerate() {
-        assert_eq!(back.level(k).unwrap().expected_fpr(), bound(l), "level {k}");
+    for (k, &b) in bounds.iter().enumerate() {
+        assert_eq!(back.level(k).unwrap().expected_fpr(), b, "level {k}");
     }
     golden_chain_answers(&m, &file, &back, 800, 817, GOLDEN_V3_2_FALSE_POSITIVES);
     // The crafted keys are one place in both levels (they differ only in hash bits no level

@@ -1,14 +1,15 @@
 //! Hot keys and the limits of a growable filter, through the public API.
 //!
-//! A key inserted again and again (a "hot" key) fills its two buckets in the newest level with
-//! copies of itself; from then on a copy is refused with `Error::TooManyCopies` and nothing
-//! changes — the filter neither starts a level for it nor grows, with or without limits, while
-//! ordinary keys go on growing the same level. Distinct keys that the level cannot tell apart
-//! fill a pair the same way, and the next of them is a key like any other, which a new level
-//! takes (see also `tests/adversarial.rs`); the level tells the two cases apart by remembering,
-//! in memory only, which key filled a pair, so a chain read back from bytes refuses every key
-//! at a full pair as a copy. `growth_limit` says which limit forbids a new level, and
-//! `ScalableCuckooFilter::new` refuses a `max_bytes` its first level does not fit in.
+//! A key inserted again and again (a "hot" key) takes one slot of the newest level; its next
+//! `2b − 1` copies are counted on that entry (FORMAT.md §3.5), and from then on a copy is
+//! refused with `Error::TooManyCopies` and nothing changes — the filter neither starts a level
+//! for it nor grows, with or without limits, while ordinary keys go on growing the same level.
+//! Distinct keys that the level cannot tell apart are copies as far as it can tell (see also
+//! `tests/adversarial.rs`); distinct keys of one pair and core that answer for none of each
+//! other fill the pair, and the next of them goes to a new level. A chain read back from its
+//! bytes decides every insert as the one saved did. `growth_limit` says which limit forbids a
+//! new level, and `ScalableCuckooFilter::new` refuses a `max_bytes` its first level does not
+//! fit in.
 
 mod common;
 
@@ -163,16 +164,21 @@ fn copies_of_one_key_are_refused_as_copies_under_limits() {
     }
 }
 
-/// Inserts crafted distinct keys that the newest level cannot tell apart until one is refused,
-/// when a new level is forbidden: those before it go in and fill their pair (the `2b + 1`-th
-/// is refused, or an earlier one when the pair holds an entry of another key that can neither
-/// answer for them nor leave; see `common::crafted::start_new_level`); the refused one gets
-/// `Full` — the limit, not a copy — and changes nothing, nor the limit.
+/// Inserts distinct keys with one pair and core in the newest level, none answering for
+/// another, until one is refused, when a new level is forbidden: those before it go in and fill
+/// their pair (the `2b + 1`-th is refused, or an earlier one when the pair holds an entry of
+/// another key of their core that cannot leave; see `common::crafted::start_new_level`); the
+/// refused one gets `Full` — the limit, not a copy — and changes nothing, nor the limit.
 fn assert_a_new_level_is_refused(f: &mut ScalableCuckooFilter, limit: GrowthLimit) {
     let (levels, newest) = (f.levels(), f.levels() - 1);
     let b = f.level(newest).unwrap().bucket_size();
     let base = KeyHash::of(format!("refused at {} keys", f.len()).as_bytes());
-    let class = Stretch::newest(f).crafted(base.to_u64(), 2 * b + 1);
+    let class: Vec<KeyHash> = Stretch::newest(f)
+        .distinct(base.to_u64(), 32)
+        .into_iter()
+        .filter(|&h| !f.contains_hash(h))
+        .take(2 * b + 1)
+        .collect();
     let mut taken = 0;
     for (j, &h) in class.iter().enumerate() {
         let before = f.clone();
@@ -184,7 +190,8 @@ fn assert_a_new_level_is_refused(f: &mut ScalableCuckooFilter, limit: GrowthLimi
                 assert_eq!(bytes, before.to_bytes());
                 let pair = common::crafted::pair_slots(&bytes, newest, h);
                 assert!(pair.iter().all(|&(v, _)| v != 0), "{pair:x?}: not full");
-                assert!(pair.iter().filter(|&&(_, a)| a).count() >= j, "{pair:x?}");
+                assert!(pair.iter().all(|&(_, a)| !a), "{pair:x?}: an entry answers");
+                let _ = j;
                 break;
             }
             Err(e) => panic!("crafted key {j}: {e:?}"),
@@ -236,11 +243,20 @@ fn growth_limit_names_max_bytes_with_the_length_a_new_level_needs() {
     let max_bytes = spec::file_len(&[first]) + 64;
     let mut f = grown(Config::new(1000).max_bytes(max_bytes), 1000);
     assert_eq!(f.levels(), 1);
-    assert_eq!(f.size_in_bytes() as u64, spec::file_len(&[first]));
+    // The level's region: its buckets, and the copies it counts (FORMAT.md §3.5: a key that is
+    // a false positive of another's entry equal to its value is counted, a record of 12 bytes
+    // in a line of 64).
+    let copies = |c: &ScalableCuckooFilter| -> Vec<u64> {
+        let bytes = c.to_bytes();
+        let file = spec::read(&bytes).unwrap();
+        file.levels.iter().map(|l| l.copies.len() as u64).collect()
+    };
+    let counted = copies(&f)[0];
+    assert_eq!(f.size_in_bytes() as u64, spec::file_len(&[first + counted]));
     let share = (0.01 - f.level(0).unwrap().expected_fpr()) * (1.0 - 0.2);
     assert!(share < 0.008 && share > 0.007, "{share}");
     assert_eq!(1.0 + (2.0 * 4.0 * 0.8 * 8.5 / share).log2().ceil(), 14.0);
-    let needed = spec::file_len(&[first, spec::region_len(79, 4, 14, 2)]);
+    let needed = spec::file_len(&[first + counted, spec::region_len(79, 4, 14, 2)]);
     let Some(GrowthLimit::MaxBytes {
         needed: n,
         max_bytes: m,
@@ -253,7 +269,12 @@ fn growth_limit_names_max_bytes_with_the_length_a_new_level_needs() {
     // The same chain without the cap: its second level makes the file `needed` bytes long.
     let mut twin = grown(Config::new(1000), 1000);
     start_new_level(&mut twin);
-    assert_eq!(twin.size_in_bytes() as u64, needed);
+    let counted = copies(&twin);
+    let second = spec::region_len(79, 4, 14, 2) + counted[1];
+    assert_eq!(
+        twin.size_in_bytes() as u64,
+        spec::file_len(&[first + counted[0], second])
+    );
     let second = twin.level(1).unwrap();
     assert_eq!((second.num_buckets(), second.fingerprint_bits()), (79, 14));
 
@@ -264,8 +285,8 @@ fn growth_limit_names_max_bytes_with_the_length_a_new_level_needs() {
 /// 1e-6 · 0.99 (27-bit slots) and grows until one more key would pass it; what it leaves,
 /// (1e-6 − its bound) · 0.99, is under 1e-8, and no slot of up to 32 bits meets that
 /// (`1 + ⌈log2(2 · 4 · 0.8 · 8.5 / share)⌉` is 34 or more, FORMAT.md §8). So the chain is full:
-/// every insert — of a new key or of one it holds — is refused with `Full` and changes
-/// nothing.
+/// every insert of a new key is refused with `Full` and changes nothing; a copy of a key it
+/// holds is still counted (FORMAT.md §3.5: it takes no slot and adds nothing to the bound).
 #[test]
 fn growth_limit_names_the_spent_false_positive_budget() {
     let config = Config::new(1).false_positive_rate(1e-6).tightening(0.01);
@@ -290,11 +311,15 @@ fn growth_limit_names_the_spent_false_positive_budget() {
     let width = 1.0 + (2.0 * 4.0 * 0.8 * 8.5 / share).log2().ceil();
     assert!(width > 32.0, "{width}");
     assert_eq!(f.growth_limit(), Some(GrowthLimit::FprBudget { share }));
-    for i in [n, n + 1, 0] {
+    for i in [n, n + 1] {
         let before = f.clone();
         assert!(matches!(f.insert(&key(i)), Err(Error::Full)), "key {i}");
         assert_eq!(f, before);
     }
+    let (bound, count) = (f.expected_fpr(), f.count(&key(0)));
+    f.insert(&key(0)).unwrap();
+    assert_eq!(f.count(&key(0)), count + 1);
+    assert_eq!(f.expected_fpr(), bound);
     assert_eq!(f.growth_limit(), Some(GrowthLimit::FprBudget { share }));
     assert!((0..n).all(|i| f.contains(&key(i))));
 }
@@ -326,12 +351,11 @@ fn new_refuses_a_max_bytes_its_first_level_does_not_fit_in() {
     ));
 }
 
-/// Distinct keys that share everything the newest level stores of them still start a new
-/// level — the one after those that filled their pair (`start_new_level` checks it;
-/// `tests/adversarial.rs` floods chains with such keys up to their limits) — while copies of
-/// one of them do not: once the pair is full the next copy is refused with `TooManyCopies`.
-/// (Here the pair already held an entry of another key that answers for the whole class, so
-/// it took 7 of them, and the eighth started the level.)
+/// Distinct keys with one pair and core that answer for none of each other start a new level
+/// — the one after those that filled their pair (`start_new_level` checks it;
+/// `tests/adversarial.rs` floods chains with keys a level cannot tell apart) — while copies of
+/// one of them do not: the first takes a slot, the next `2b − 1` are counted on it (FORMAT.md
+/// §3.5), and the one after is refused with `TooManyCopies`.
 #[test]
 fn distinct_keys_at_a_full_pair_start_a_level_and_copies_do_not() {
     let n = 100_000;
@@ -344,75 +368,48 @@ fn distinct_keys_at_a_full_pair_start_a_level_and_copies_do_not() {
     assert!(crafted.iter().all(|&h| distinct.contains_hash(h)));
     assert!((0..n).all(|i| distinct.contains(&key(i))));
 
-    // Copies of the first: the pair takes as many as it took of the distinct keys (here 7: it
-    // holds an entry of another key that answers for them all), then refuses the next copy.
     let mut copies = f.clone();
     let taken = insert_copies(&mut copies, crafted[0], 12);
-    assert_eq!(taken, crafted.len() - 1);
+    assert_eq!(taken, 8);
     assert_eq!(copies.levels(), 1);
-    // The pair is full of entries that answer for every key of the class.
-    assert!(crafted.iter().all(|&h| copies.count_hash(h) == 8));
+    assert_eq!(copies.count_hash(crafted[0]), 8);
+    // One slot holds them: the pair holds one entry answering for the key.
+    let pair = common::crafted::pair_slots(&copies.to_bytes(), 0, crafted[0]);
+    assert_eq!(pair.iter().filter(|&&(_, a)| a).count(), 1, "{pair:x?}");
 }
 
-/// What fills a pair is remembered in memory only (the file holds no such record, FORMAT.md
-/// has no field for it): a chain read back from its bytes refuses every key that meets a full
-/// pair as a copy. The ninth copy of a hot key is refused as before; but so is the ninth of
-/// nine distinct crafted keys, which the chain that was saved would have given a new level —
-/// the documented limit (`Saturated` in `src/stretch.rs`: "A level read from a file ...
-/// refuses every key that meets a full pair"; the public docs of `Error::TooManyCopies` say
-/// "copies of it ..., as far as the filter can tell"). The two chains are equal (`==` compares
-/// what is persisted), yet answer that insert differently; a clone keeps the record.
+/// A chain read back from its bytes answers inserts as the chain that was saved: copies of a
+/// hot key, and keys the level cannot tell apart from one (crafted to share everything it
+/// stores of them), are counted on the same entries and refused past `2b` alike — the copies
+/// are in the file (FORMAT.md §3.5), and nothing the chain decides by is kept outside it.
 #[test]
-fn a_reopened_chain_does_not_know_which_key_filled_a_pair() {
+fn a_reopened_chain_answers_inserts_as_the_saved_one() {
     let n = 100_000;
     let mut f = grown(Config::new(1000), n);
     assert_eq!(insert_copies(&mut f, hot(), 8), 8);
     let b = f.level(0).unwrap().bucket_size();
     let class = Stretch::newest(&f).crafted(KeyHash::of(b"reopened").to_u64(), 2 * b + 1);
-    for &h in &class[..2 * b] {
-        f.insert_hash(h).unwrap();
-    }
-    assert_eq!(f.levels(), 1);
     let mut reopened = ScalableCuckooFilter::from_bytes(&f.to_bytes()).unwrap();
     assert_eq!(reopened, f);
-
-    // Hot copies: refused before and after reopening.
-    assert_eq!(insert_copies(&mut reopened, hot(), 3), 0);
-    assert_eq!(insert_copies(&mut f.clone(), hot(), 3), 0);
-
-    // The ninth distinct key: a new level in the chain that saw its pair filled ...
-    let mut seen = f.clone();
-    seen.insert_hash(class[2 * b]).unwrap();
-    assert_eq!(seen.levels(), 2);
-    assert_eq!(seen.level(1).unwrap().len(), 1);
-    // ... refused as a copy by the one read back, with nothing changed.
-    let before = reopened.clone();
-    assert!(matches!(
-        reopened.insert_hash(class[2 * b]),
-        Err(Error::TooManyCopies)
-    ));
-    assert_eq!(reopened, before);
-    assert_eq!(reopened.levels(), 1);
-    assert!(reopened.contains_hash(class[2 * b]), "found all the same");
-    // A clone keeps the record.
-    let mut cloned = f.clone();
-    cloned.insert_hash(class[2 * b]).unwrap();
-    assert_eq!(cloned.levels(), 2);
+    for (j, &h) in class.iter().chain([hot()].iter()).enumerate() {
+        let (a, b) = (f.insert_hash(h), reopened.insert_hash(h));
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "insert {j}");
+        assert_eq!(reopened, f, "insert {j}");
+        assert_eq!(reopened.to_bytes(), f.to_bytes(), "insert {j}");
+    }
+    assert!(matches!(f.insert_hash(class[2 * b]), Err(Error::TooManyCopies)));
+    assert_eq!(f.levels(), 1);
+    assert!(class.iter().all(|&h| f.count_hash(h) == 2 * b));
 }
 
-/// A pair full of copies of a key and of an entry of another key that has the key's core: that
-/// entry answers not for the key, but it cannot leave the pair either — its core gives it the
-/// key's alternate offset, so its other bucket is the pair's other bucket, full of copies — so
-/// the pair is closed to the key, and further copies are refused (before the fix, the chain
-/// started a level for each: about one key in five meets such an entry in a level at its
-/// split load, a pair holding about 6.4 entries of other keys, each with the key's 5-bit core
-/// with probability 1/32).
-///
-/// This is `golden-v3-chain.cksst`'s program under the current writer (seed 42, a 10 % target,
-/// `key-0` … `key-499`): after 7 copies of `hot`, its pair holds the 7 and one entry of
-/// another key with `hot`'s core.
+/// `golden-v3-chain.cksst`'s program under the current writer (seed 42, a 10 % target,
+/// `key-0` … `key-499`), then copies of `hot`: its pair holds one entry answering for it, which
+/// counts the copies (FORMAT.md §3.5), beside entries of other keys; no copy starts a level,
+/// and copies past `2b` are refused. (Before copies were counted, 7 copies of `hot` and one
+/// entry of another key with `hot`'s core closed the pair, and further copies each started a
+/// level.)
 #[test]
-fn copies_of_one_key_beside_an_entry_of_its_core_start_no_level() {
+fn copies_of_one_key_take_one_slot_and_start_no_level() {
     let config = Config::new(1).false_positive_rate(0.1).seed(42);
     let mut f = ScalableCuckooFilter::new(config).unwrap();
     for i in 0..500 {
@@ -421,26 +418,25 @@ fn copies_of_one_key_beside_an_entry_of_its_core_start_no_level() {
     assert_eq!(insert_copies(&mut f, hot(), 7), 7);
     let bytes = f.to_bytes();
     let pair = common::crafted::pair_slots(&bytes, 0, hot());
-    let others: Vec<u64> = pair.iter().filter(|&&(_, a)| !a).map(|&(v, _)| v).collect();
-    let w = spec::read(&bytes).unwrap().levels[0].f;
-    let core = spec::seeded(hot().to_u64(), 42) >> (64 - 5);
-    assert_eq!(others.len(), 1, "{pair:x?}");
-    assert_eq!(others[0] >> (w - 5), core, "an entry of hot's core");
+    assert_eq!(pair.iter().filter(|&&(_, a)| a).count(), 1, "{pair:x?}");
+    assert_eq!(f.count(HOT), 7);
     for copy in 8..=20 {
         match f.insert(HOT) {
-            Ok(()) | Err(Error::TooManyCopies) => {}
+            Ok(()) => assert!(copy <= 8, "copy {copy} taken"),
+            Err(Error::TooManyCopies) => assert!(copy > 8, "copy {copy} refused"),
             Err(e) => panic!("copy {copy}: {e:?}"),
         }
         assert_eq!(f.levels(), 1, "copy {copy} started a level");
     }
+    assert_eq!(f.count(HOT), 8);
 }
 
-/// The same at scale: 2000 hot keys inserted 10 times each into a chain of 100 000 keys (which
-/// holds their copies in place: 16 000 entries more). No copy starts a level: a level is
-/// started only by the first insert of a key, one the chain did not find — a key whose two
-/// buckets are both held by other hot keys' copies, which can never move. Such keys are few:
-/// here the 2000 hot keys hold a sixth of the slots and four of them start a level (before, copies
-/// started 34 levels and the file grew from 203 456 bytes to 2 277 568).
+/// The same at scale: 2000 hot keys inserted 10 times each into a chain of 100 000 keys. No
+/// copy starts a level, and since copies take no slot (one per hot key, its copies counted on
+/// it, FORMAT.md §3.5) no pair is closed to new keys either: the chain keeps its one level.
+/// (Before copies were counted, they took 16 000 slots and four keys whose buckets both were
+/// held by hot keys started levels; before copies were refused, copies started 34 levels and
+/// the file grew from 203 456 bytes to 2 277 568.)
 #[test]
 fn many_hot_keys_do_not_grow_a_chain_by_levels() {
     let mut f = grown(Config::new(1000), 100_000);
@@ -467,13 +463,12 @@ fn many_hot_keys_do_not_grow_a_chain_by_levels() {
         "{started} levels started; {size} bytes, then {}",
         f.size_in_bytes()
     );
-    assert_eq!(f.levels(), 1 + started);
-    // A new key's two buckets are both held with probability about the square of the share of
-    // buckets held, at most 4000 of the first level's (2 per hot key).
-    let m = f.level(0).unwrap().num_buckets() as f64;
-    let expected_at_most = 2000.0 * (4000.0 / m).powi(2);
+    assert_eq!((f.levels(), started), (1, 0));
+    // A slot per hot key and a record of its copies: 2000 slots (about 4 kB at 16 bits a slot,
+    // and the splits they add) and 24 kB of records, or 3 bits per slot once those are fewer.
     assert!(
-        started as f64 <= expected_at_most,
-        "{started} levels for 2000 hot keys, {expected_at_most:.1} at most expected"
+        f.size_in_bytes() < size + 4_000 + 24_000 + 4096,
+        "{size} bytes, then {}",
+        f.size_in_bytes()
     );
 }
