@@ -101,18 +101,38 @@ const fn key(j: u64, v: u32) -> u64 {
     j << 32 | v as u64
 }
 
-/// The copies a level's entries count: `(bucket, value) → e ≥ 1`.
-#[derive(Clone, Default, PartialEq, Eq)]
+/// The map of [`Copies`].
+type Map = HashMap<u64, u32, BuildHasherDefault<KeyHasher>>;
+
+/// The copies a level's entries count: `(bucket, value) → e ≥ 1`. The map is boxed and made
+/// at the first count: a level without copies (most) keeps two words for them (a chain read
+/// from a file keeps state per level, which FORMAT.md §4's 128 levels bound).
+#[derive(Clone, Default)]
 pub(crate) struct Copies {
-    map: HashMap<u64, u32, BuildHasherDefault<KeyHasher>>,
+    map: Option<Box<Map>>,
     /// `Σ e`.
     total: u64,
 }
 
+impl PartialEq for Copies {
+    /// The same counts (a map emptied by removes equals none).
+    fn eq(&self, other: &Self) -> bool {
+        self.total == other.total
+            && self.records() == other.records()
+            && self
+                .map
+                .iter()
+                .flat_map(|m| m.iter())
+                .all(|(&k, &e)| other.get(k >> 32, k as u32) == e)
+    }
+}
+
+impl Eq for Copies {}
+
 impl std::fmt::Debug for Copies {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Copies")
-            .field("records", &self.map.len())
+            .field("records", &self.records())
             .field("total", &self.total)
             .finish()
     }
@@ -122,12 +142,12 @@ impl Copies {
     /// Whether no entry counts a copy.
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.map.as_ref().is_none_or(|m| m.is_empty())
     }
 
     /// Entries that count copies.
     pub(crate) fn records(&self) -> usize {
-        self.map.len()
+        self.map.as_ref().map_or(0, |m| m.len())
     }
 
     /// The copies counted, `Σ e`.
@@ -138,18 +158,18 @@ impl Copies {
     /// The copies entry `v` of bucket `j` counts.
     #[inline]
     pub(crate) fn get(&self, j: u64, v: u32) -> u32 {
-        if self.map.is_empty() {
-            return 0;
+        match &self.map {
+            Some(m) => m.get(&key(j, v)).copied().unwrap_or(0),
+            None => 0,
         }
-        self.map.get(&key(j, v)).copied().unwrap_or(0)
     }
 
     /// Sets the copies entry `v` of bucket `j` counts (0 forgets it).
     pub(crate) fn set(&mut self, j: u64, v: u32, e: u32) {
         let old = if e == 0 {
-            self.map.remove(&key(j, v))
+            self.map.as_mut().and_then(|m| m.remove(&key(j, v)))
         } else {
-            self.map.insert(key(j, v), e)
+            self.map.get_or_insert_default().insert(key(j, v), e)
         };
         self.total = self.total - u64::from(old.unwrap_or(0)) + u64::from(e);
     }
@@ -176,6 +196,7 @@ impl Copies {
         let mut all: Vec<(u64, u32, u32)> = self
             .map
             .iter()
+            .flat_map(|m| m.iter())
             .map(|(&k, &e)| (k >> 32, k as u32, e))
             .collect();
         all.sort_unstable();

@@ -217,9 +217,15 @@ fn readers_of_a_damaged_file_answer_maybe_in_every_thread() {
     let view = FilterRef::from_bytes(&single).unwrap();
     let want_view = ask_ref(&view, 0);
     let n = 2 * KEYS as usize;
+    // An older level counts a key's slots and the copies counted on them (FORMAT.md §3.5).
+    let saved = chain.to_bytes();
+    let file = common::spec::read(&saved).unwrap();
     let older = |i: u64| -> usize {
+        let h = common::spec::seeded(KeyHash::of(&key(i)).to_u64(), chain.seed());
         (0..newest)
-            .map(|k| chain.level(k).unwrap().count(&key(i)))
+            .map(|k| {
+                chain.level(k).unwrap().count(&key(i)) + file.levels[k].counted_copies(h) as usize
+            })
             .sum()
     };
     let want_mapped = Answers {

@@ -173,14 +173,15 @@ fn assert_a_new_level_is_refused(f: &mut ScalableCuckooFilter, limit: GrowthLimi
     let (levels, newest) = (f.levels(), f.levels() - 1);
     let b = f.level(newest).unwrap().bucket_size();
     let base = KeyHash::of(format!("refused at {} keys", f.len()).as_bytes());
-    let class: Vec<KeyHash> = Stretch::newest(f)
-        .distinct(base.to_u64(), 32)
-        .into_iter()
-        .filter(|&h| !f.contains_hash(h))
-        .take(2 * b + 1)
-        .collect();
+    let candidates = Stretch::newest(f).distinct(base.to_u64(), 32);
+    let mut class = Vec::new();
     let mut taken = 0;
-    for (j, &h) in class.iter().enumerate() {
+    for &h in &candidates {
+        if f.contains_hash(h) || class.len() == 2 * b + 1 {
+            continue;
+        }
+        class.push(h);
+        let j = class.len() - 1;
         let before = f.clone();
         match f.insert_hash(h) {
             Ok(()) => taken += 1,

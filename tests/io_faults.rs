@@ -27,8 +27,8 @@ fn single() -> CuckooFilter {
 
 /// A chain of four levels holding keys `0..700`. A stretch level grows a thousandfold before
 /// it needs a successor, and copies of one key never start one, so after each of the first
-/// three quarters of the keys the newest level is closed by distinct keys it cannot tell apart
-/// (`common::crafted::start_new_level`; the chain holds those too).
+/// three quarters of the keys the newest level is closed by distinct keys that fill a pair of
+/// it (`common::crafted::start_new_level`; the chain holds those too).
 fn chain() -> ScalableCuckooFilter {
     let mut f = ScalableCuckooFilter::new(Config::new(50).seed(12)).unwrap();
     for i in 0..700 {
@@ -40,7 +40,10 @@ fn chain() -> ScalableCuckooFilter {
     assert_eq!(f.levels(), 4);
     for k in 0..4 {
         let own = (0..700).filter(|&i| f.level(k).unwrap().contains(&key(i)));
-        assert!(own.count() >= 175, "level {k}");
+        // Its quarter of the keys, but for the few an older level answered for and counted as
+        // copies (false positives there, FORMAT.md §8 "Copies").
+        let own = own.count();
+        assert!(own >= 170, "level {k}: {own} keys");
     }
     f
 }

@@ -150,11 +150,15 @@ pub fn pair_slots(bytes: &[u8], k: usize, h: KeyHash) -> Vec<(u64, bool)> {
 }
 
 /// Starts a new level of `chain` with distinct keys, never with copies of one: inserts, one by
-/// one, up to `2b + 1` key hashes ([`Stretch::distinct`]) with one bucket pair and core in the
+/// one, key hashes ([`Stretch::distinct`], up to 32 of a class, up to four classes) with one
+/// bucket pair and core in the
 /// newest level (`b` its bucket size) that answer for none of each other — and that no level
 /// answers for (such a key would be counted as a copy where it is found) — until one of them
-/// goes to a new level: the `2b + 1`-th once `2b` have filled their two buckets, or an earlier
-/// one when the pair also holds entries of other keys of their core that cannot leave it.
+/// goes to a new level: the `2b + 1`-th once `2b` have filled their two buckets, an earlier
+/// one when the pair also holds entries of other keys of their core that cannot leave it, or a
+/// later one when the splits an insert makes before it gives up finish a doubling of a small
+/// level (the first continuation bit, which the keys share, then becomes an address bit, and
+/// the next one, in which they may differ, the first).
 /// Asserts that exactly one level was added, that it holds exactly the last of them, that
 /// every one inserted is found and counted in `len`, and that the level before refused the
 /// last because the pair was full: every slot of its two buckets occupied by an entry of the
@@ -168,23 +172,31 @@ pub fn pair_slots(bytes: &[u8], k: usize, h: KeyHash) -> Vec<(u64, bool)> {
 pub fn start_new_level(chain: &mut ScalableCuckooFilter) -> Vec<KeyHash> {
     let (levels, len) = (chain.levels(), chain.len());
     let b = chain.level(levels - 1).unwrap().bucket_size();
-    let base = KeyHash::of(format!("start_new_level: {levels} levels, {len} keys").as_bytes());
-    let class: Vec<KeyHash> = Stretch::newest(chain)
-        .distinct(base.to_u64(), 32)
-        .into_iter()
-        .filter(|&h| !chain.contains_hash(h))
-        .take(2 * b + 1)
-        .collect();
-    assert_eq!(class.len(), 2 * b + 1, "too many of 32 keys are false positives");
     let mut inserted = Vec::new();
-    for h in class {
-        match chain.insert_hash(h) {
-            Ok(()) => inserted.push(h),
-            Err(e) => panic!(
-                "crafted key {} of {}: {e:?} ({levels} levels, {len} keys)",
-                inserted.len() + 1,
-                2 * b + 1
-            ),
+    // A class whose keys the level's splits tell apart before their pair closes (a small
+    // level) is followed by another, from the level as it then is: at most four.
+    for class in 0..4 {
+        let base = match class {
+            0 => KeyHash::of(format!("start_new_level: {levels} levels, {len} keys").as_bytes()),
+            c => KeyHash::of(format!("start_new_level: {levels} levels, {len} keys, {c}").as_bytes()),
+        };
+        // Each is asked first: one the chain answers for is skipped (an entry of another that
+        // a move made less precise may answer for it).
+        for h in Stretch::newest(chain).distinct(base.to_u64(), 32) {
+            if chain.contains_hash(h) {
+                continue;
+            }
+            match chain.insert_hash(h) {
+                Ok(()) => inserted.push(h),
+                Err(e) => panic!(
+                    "crafted key {} ({}, b = {b}): {e:?} ({levels} levels, {len} keys)",
+                    inserted.len() + 1,
+                    class
+                ),
+            }
+            if chain.levels() > levels {
+                break;
+            }
         }
         if chain.levels() > levels {
             break;

@@ -13,13 +13,18 @@
 //! - a refused insert (`Full`) changes nothing, and happens only when a new level is forbidden:
 //!   `max_levels` (or 128) reached, a file past `max_bytes`, or a share no slot width meets —
 //!   the reason `growth_limit` gives;
-//! - a copy refused (`TooManyCopies`) changes nothing, and happens only for a key the newest
-//!   level finds (and cannot place again); copies of one key never make the chain grow.
+//! - a key a level answers for is counted there as a copy (FORMAT.md §3.5, §8 "Copies"): an
+//!   insert either counts it on one level (its keys and copies one more, its buckets as they
+//!   were), or gives it a slot of the newest level, or starts a level — and a level is started
+//!   only by a key no level answered for: copies never start one, so the levels follow the
+//!   distinct keys;
+//! - a copy refused (`TooManyCopies`) changes nothing, and happens only for a key whose
+//!   answering entries stand for `2b` copies already.
 //!
 //! The operations drive growth: small first levels (from 2 buckets), fresh keys by the
-//! thousand (so that entries run out of continuation bits and splits copy them), and copies of
-//! one key without limit, a dozen at a time (hot keys), which fill its two buckets and are
-//! then refused.
+//! thousand (so that entries run out of continuation bits and splits copy them) with copies
+//! of a few hot keys mixed in among them, and copies of one key without limit, a dozen at a
+//! time, which are refused past `2b`.
 //!
 //! Input: six setup bytes (layout, rate and tightening, growth factor and limits, kicks and
 //! capacity, seed), then operations of two bytes each (see [`super::drive`]).
@@ -43,9 +48,9 @@ pub struct Reached {
     pub full_at_max_bytes: bool,
     /// Whether a copy of a key was refused (`TooManyCopies`).
     pub copies_refused: bool,
-    /// Whether, in the `roundtrip` target, the chain took a key that the chain read back from
-    /// it refused as a copy (see [`Chain::follow`]).
-    pub twin_told: bool,
+    /// Whether a level counted copies (FORMAT.md §3.5): in records, and dense.
+    pub counted_records: bool,
+    pub counted_dense: bool,
 }
 
 thread_local! {
@@ -161,7 +166,11 @@ fn file_len(regions: impl IntoIterator<Item = u64>) -> u64 {
 /// A level descriptor's fields (FORMAT.md §5), and the level's region.
 #[derive(Clone, Debug, PartialEq)]
 struct Level {
+    /// Buckets and copies (FORMAT.md §5 `region_len`).
     region_len: u64,
+    /// The copies it counts (§3.5), and their encoding.
+    copies: u64,
+    copies_encoding: u8,
     buckets: u64,
     /// Occupied slots: keys, and copies splits made of entries without continuation bits.
     entries: u64,
@@ -237,7 +246,13 @@ impl File {
             .levels
             .iter()
             .map(|l| Level {
-                region_len: l.region.len() as u64,
+                region_len: l.whole.len() as u64,
+                copies: l
+                    .read_copies()
+                    .expect("a level's copies, as §3.5 says")
+                    .values()
+                    .sum(),
+                copies_encoding: l.copies_encoding,
                 buckets: l.m,
                 entries: l.item_count,
                 keys: l.capacity,
@@ -398,18 +413,13 @@ impl Chain {
         r
     }
 
-    /// The chain read back, `copy` (`was` before it), took the insert of `key` that `c` took
-    /// (`c` answered `r`, the copy `answer`): it must have answered the same and be equal to
-    /// `c` — unless `c` knew what its bytes do not say, which key's insert closed a pair (the
-    /// memory `ScalableCuckooFilter` documents as not saved). Then `key` is one `c` tells from
-    /// a copy of the key that closed its pair though the same entries answer for both; `c`
-    /// makes room for it as for any key (splits, or a new level; `Full` where no level is
-    /// allowed), and the copy, which cannot tell, refuses it as a copy, unchanged, and finds
-    /// it. The copy is then read back from `c` again, and follows it from there.
+    /// The chain read back, `copy`, took the insert of `key` that `c` took (`c` answered `r`,
+    /// the copy `answer`): it must have answered the same and be equal to `c` — everything an
+    /// insert decides by is in the file (copies included, FORMAT.md §3.5).
     fn follow(
         &mut self,
-        key: &[u8],
-        (was, mut copy): (Box<ScalableCuckooFilter>, Box<ScalableCuckooFilter>),
+        _key: &[u8],
+        (_was, copy): (Box<ScalableCuckooFilter>, Box<ScalableCuckooFilter>),
         r: &Result<bool>,
         answer: &Result<bool>,
     ) {
@@ -417,22 +427,6 @@ impl Chain {
             (Ok(a), Ok(b)) => assert_eq!(a, b, "the chain read back answered otherwise"),
             (Err(Error::Full), Err(Error::Full))
             | (Err(Error::TooManyCopies), Err(Error::TooManyCopies)) => {}
-            (Ok(true) | Err(Error::Full), Err(Error::TooManyCopies)) => {
-                assert!(copy == was, "a refused copy changed the chain read back");
-                let refused = Chain {
-                    c: (*copy).clone(),
-                    read_back: None,
-                    ..self.clone()
-                };
-                refused.check_copies_refused(key);
-                if r.is_ok() {
-                    copy = Box::new(
-                        ScalableCuckooFilter::from_bytes(&self.c.to_bytes())
-                            .expect("a chain's bytes read back"),
-                    );
-                }
-                note(|r| r.twin_told = true);
-            }
             _ => {
                 panic!("the chain read back answered {answer:?} where the original answered {r:?}")
             }
@@ -499,23 +493,45 @@ impl Chain {
         }
     }
 
-    /// An insert of `key` was refused as a copy: the newest level finds it (entries of its two
-    /// buckets answer for it) and could not place another.
+    /// An insert of `key` was refused as a copy: a level's entries answering for it stand for
+    /// `2b` copies already.
     fn check_copies_refused(&self, key: &[u8]) {
-        let newest = self.c.level(self.c.levels() - 1).unwrap();
+        let b = layout(&self.setup).0;
         assert!(
-            newest.count(key) >= 1,
-            "a key refused as a copy that the newest level does not find"
+            self.c.count(key) >= 2 * b,
+            "a key refused as a copy whose entries stand for {} copies",
+            self.c.count(key)
         );
         note(|r| r.copies_refused = true);
     }
 
-    /// A successful insert into `before` gave `self`: only the newest level changed, as the
-    /// policy says; or the newest level is exactly as it was and a new level took the key.
-    fn check_growth(&self, before: &Chain) {
+    /// A successful insert of `key` into `before` gave `self`: one level counted it as a copy
+    /// (its keys and copies one more, its buckets and entries as they were: FORMAT.md §8,
+    /// "Copies"), or only the newest level changed, as the policy says; or the newest level is
+    /// exactly as it was and a new level took the key — one that no level answered for.
+    fn check_growth(&self, before: &Chain, key: &[u8]) {
         let (was, now) = (File::of(&before.c), File::of(&self.c));
         let (k0, k1) = (was.levels.len(), now.levels.len());
         assert!(k1 == k0 || k1 == k0 + 1, "{k0} levels became {k1}");
+        let counted: Vec<usize> = (0..k0)
+            .filter(|&k| now.levels[k].copies == was.levels[k].copies + 1)
+            .collect();
+        let changed: Vec<usize> = (0..k0).filter(|&k| was.levels[k] != now.levels[k]).collect();
+        if k1 == k0 && counted.len() == 1 && changed == counted {
+            // Counted: no slot, no split, the bound as it was.
+            let (old, new) = (&was.levels[counted[0]], &now.levels[counted[0]]);
+            assert!(
+                before.c.level(counted[0]).unwrap().contains(key),
+                "a copy counted on a level that did not answer for it"
+            );
+            assert_eq!(new.keys, old.keys + 1, "a counted copy's keys");
+            assert_eq!(
+                (new.buckets, new.entries, new.precision, &new.region),
+                (old.buckets, old.entries, old.precision, &old.region),
+                "a counted copy changed the level's buckets"
+            );
+            return;
+        }
         for k in 0..k0 - 1 {
             assert!(
                 was.levels[k] == now.levels[k],
@@ -526,6 +542,7 @@ impl Chain {
         if k1 == k0 + 1 {
             // The newest level could not take the key: whatever it split for it is undone.
             assert!(old == new, "the level closed for a key was changed");
+            assert!(!before.c.contains(key), "a key the chain answered for started a level");
             let added = &now.levels[k0];
             let (b, e) = layout(&self.setup);
             let want = buckets_for((before.c.len() as u64 / 4).max(64), b);
@@ -612,11 +629,11 @@ impl Subject for Chain {
         self.check_copies_refused(key);
     }
 
-    fn check_insert(&self, before: &Chain, _: &[u8], _: &Model, full: bool) {
+    fn check_insert(&self, before: &Chain, key: &[u8], _: &Model, full: bool) {
         if full {
             self.check_refusal(before);
         } else {
-            self.check_growth(before);
+            self.check_growth(before, key);
         }
     }
 
@@ -672,7 +689,12 @@ impl Subject for Chain {
         }
         // The header keeps the settings (FORMAT.md §4), growth_factor included.
         let h = &f.header;
-        assert_eq!(u32_at(h, 8), 3, "a chain of stretch levels is version 3");
+        let counts = f.levels.iter().any(|l| l.copies_encoding != 0);
+        assert_eq!(
+            u32_at(h, 8),
+            if counts { 4 } else { 3 },
+            "a chain of stretch levels is version 3, 4 when a level counts copies"
+        );
         assert_eq!(f64_at(h, 48).to_bits(), s.fpr.to_bits());
         assert_eq!(f64_at(h, 56).to_bits(), s.growth_factor.to_bits());
         assert_eq!(f64_at(h, 64).to_bits(), s.tightening.to_bits());
@@ -704,17 +726,32 @@ impl Subject for Chain {
                 slot_width(b, e, l.share).unwrap(),
                 "level {k}'s width"
             );
-            assert_eq!(l.region_len, region_len(l.buckets, b, l.width, e));
+            let copies_len = match l.copies_encoding {
+                0 => 0,
+                1 => spec::records_copies_len(l.region_len / 12).min(l.region_len),
+                _ => spec::dense_copies_len(l.buckets, b as u64),
+            };
+            let buckets_len = region_len(l.buckets, b, l.width, e);
+            match l.copies_encoding {
+                1 => assert!(l.region_len > buckets_len, "level {k}: no records"),
+                _ => assert_eq!(l.region_len, buckets_len + copies_len, "level {k}"),
+            }
+            assert_eq!(l.copies == 0, l.copies_encoding == 0, "level {k}'s copies");
             assert_eq!(
                 (l.keys, l.buckets),
                 (view.len() as u64, view.num_buckets() as u64),
                 "level {k}: the file and the view"
             );
-            assert!(l.keys <= l.entries, "level {k}: more keys than entries");
+            assert!(
+                l.keys <= l.entries + l.copies,
+                "level {k}: more keys than entries and copies"
+            );
             note(|r| {
                 r.levels = r.levels.max(levels);
                 r.buckets = r.buckets.max(l.buckets);
-                r.copied |= l.keys < l.entries;
+                r.copied |= l.keys < l.entries + l.copies;
+                r.counted_records |= l.copies_encoding == 1;
+                r.counted_dense |= l.copies_encoding == 2;
             });
             assert_eq!(
                 l.bound().to_bits(),
@@ -755,30 +792,39 @@ impl Subject for Chain {
 
     fn insert_fresh(&mut self, model: &mut Model, n: usize) {
         // Checked by what the views show (a file per insert would be slow); a refusal against
-        // this operation's inserts replayed on the chain as it was.
-        let (start, first) = (self.clone(), model.fresh_len());
-        for _ in 0..n {
-            let j = model.fresh_len();
-            if j >= MAX_FRESH {
-                break;
-            }
-            let key = fresh_key(j);
+        // this operation's inserts replayed on the chain as it was. After every other fresh
+        // key, a copy of one of three numbered keys (hot keys among new keys, as a memtable's
+        // filter sees them: issue 40): counted where a level answers for them, and never the
+        // start of a level.
+        let start = self.clone();
+        let mut done: Vec<Vec<u8>> = Vec::new();
+        let hot = |i: usize| (n % 61 + i % 3) as u8;
+        for i in 0..2 * n {
+            let copy = i % 2 == 1;
+            let (key, k) = if copy {
+                (super::key(hot(i / 2)), Some(hot(i / 2)))
+            } else {
+                let j = model.fresh_len();
+                if j >= MAX_FRESH {
+                    break;
+                }
+                (fresh_key(j), None)
+            };
             let was = self.shape();
-            let len = self.c.len();
+            let (len, answered) = (self.c.len(), self.c.contains(&key));
+            done.push(key.clone());
             match Subject::insert(self, &key) {
                 Ok(()) => {
-                    model.add_fresh();
+                    match k {
+                        Some(k) => model.add(k),
+                        None => model.add_fresh(),
+                    }
                     let now = self.shape();
-                    let newest = was.len() - 1;
-                    assert_eq!(
-                        was[..newest],
-                        now[..newest],
-                        "an insert changed an old level"
-                    );
                     if now.len() == was.len() + 1 {
-                        assert_eq!(was[newest], now[newest], "a closed level changed");
+                        assert!(!answered, "a key the chain answered for started a level");
+                        assert_eq!(was[..], now[..was.len()], "a closed level changed");
                         let (b, e) = layout(&self.setup);
-                        let added = self.c.level(newest + 1).unwrap();
+                        let added = self.c.level(was.len()).unwrap();
                         assert_eq!(
                             (added.len(), added.num_buckets() as u64),
                             (1, buckets_for((len as u64 / 4).max(64), b))
@@ -787,22 +833,36 @@ impl Subject for Chain {
                         assert_eq!(added.fingerprint_bits(), slot_width(b, e, share).unwrap());
                     } else {
                         assert_eq!(now.len(), was.len(), "levels added at once");
-                        assert_eq!(now[newest].0, was[newest].0 + 1);
-                        assert!(now[newest].1 >= was[newest].1);
+                        let newest = was.len() - 1;
+                        let grew: Vec<usize> =
+                            (0..was.len()).filter(|&l| now[l] != was[l]).collect();
+                        match grew.as_slice() {
+                            // Counted, or a slot of the newest level (which may split).
+                            [l] => {
+                                assert_eq!(now[*l].0, was[*l].0 + 1, "level {l}'s keys");
+                                assert!(
+                                    now[*l].1 == was[*l].1 || (*l == newest && now[*l].1 > was[*l].1),
+                                    "level {l}'s buckets"
+                                );
+                                assert!(answered || *l == newest, "an old level took a new key");
+                            }
+                            other => panic!("an insert changed levels {other:?}"),
+                        }
                     }
                 }
                 Err(Error::TooManyCopies) => {
-                    // A fresh key indistinguishable, in the newest level, from keys that fill
-                    // its buckets: refused, unchanged, found.
+                    // Its answering entries stand for `2b` copies: refused, unchanged, found.
                     assert_eq!(self.shape(), was, "a refused copy changed the chain");
                     assert_eq!(self.c.len(), len);
                     self.check_copies_refused(&key);
-                    model.skip_fresh();
+                    if k.is_none() {
+                        model.skip_fresh();
+                    }
                 }
                 Err(Error::Full) => {
                     let mut replay = start.clone();
-                    for i in first..j {
-                        match Subject::insert(&mut replay, &fresh_key(i)) {
+                    for key in &done[..done.len() - 1] {
+                        match Subject::insert(&mut replay, key) {
                             Ok(()) | Err(Error::TooManyCopies) => {}
                             Err(e) => panic!("replayed insert: {e}"),
                         }
