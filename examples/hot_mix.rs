@@ -127,7 +127,8 @@ struct Run {
 /// Feeds `stream` to a filter sized for `capacity`: every insert with `insert`, or (`once`)
 /// each distinct key once. Checks every answer against the model of copies taken.
 fn run(stream: Stream, capacity: u64, once: bool) -> Result<Run, Error> {
-    let mut f = ScalableCuckooFilter::new(Config::new(capacity as usize).false_positive_rate(0.01))?;
+    let mut f =
+        ScalableCuckooFilter::new(Config::new(capacity as usize).false_positive_rate(0.01))?;
     let mut taken: HashMap<u64, u32> = HashMap::new();
     let mut refused = 0;
     let mut failure = None;
@@ -156,7 +157,11 @@ fn run(stream: Stream, capacity: u64, once: bool) -> Result<Run, Error> {
     for (&i, &n) in &taken {
         let k = key(i);
         assert!(f.contains(&k), "key {i} lost");
-        assert!(f.count(&k) >= n as usize, "key {i}: count {} < {n} taken", f.count(&k));
+        assert!(
+            f.count(&k) >= n as usize,
+            "key {i}: count {} < {n} taken",
+            f.count(&k)
+        );
         copies += u64::from(n);
     }
     assert_eq!(f.len() as u64, copies, "len is not the copies taken");

@@ -108,8 +108,8 @@ enum Newest {
     /// It cannot take the key (its share would be passed, or it cannot grow or find room): a
     /// new level may.
     NoRoom,
-    /// Both of the key's buckets are full of entries answering for it, copies of it as far as
-    /// the level can tell: no level is started for it.
+    /// It cannot place the key, and answers for it already: no level is started for it (the
+    /// chain counts it as a copy, or refuses it).
     Copies,
 }
 
@@ -184,13 +184,16 @@ impl Level {
 /// [`Config::max_bytes`] forbid growing further, and then it returns [`Error::Full`] with
 /// nothing lost ([`growth_limit`](Self::growth_limit) says which limit).
 ///
-/// A key fits `2b` times (`b` the bucket size): its two buckets in the level that takes
-/// inserts hold that many copies, and no split or new level would hold more, so one more copy
-/// returns [`Error::TooManyCopies`] and changes nothing: copies never start a level (hot keys
-/// among new keys still add some: docs/guarantees.md). A distinct key its entries answer for (a
-/// false positive) is refused too, unless the filter remembers that another key's insert filled
-/// the pair: then it makes room as for any key (splits or a new level). The memory is not
-/// saved: a filter read from a file refuses such a key as a copy, and finds it either way.
+/// Copies take no slot. A key the filter already answers for is a copy as far as it can tell:
+/// it is counted on an entry that answers for it (FORMAT.md §3.5) — one a hot key's first
+/// insert made, say — so a key inserted again and again holds one slot, never fills its pair
+/// against other keys, and never starts a level: a skewed stream (hot keys among new keys, as
+/// a memtable sees) keeps the levels and about the bytes its distinct keys would
+/// (docs/guarantees.md, "Copies and skew"). `count` and `remove` see the copies; a file keeps
+/// them (format version 4). A key fits `2b` times (`b` the bucket size): one more copy returns
+/// [`Error::TooManyCopies`] and changes nothing. A distinct key that entries answer for (a
+/// false positive) is counted the same way where an entry equals its value; otherwise it gets
+/// a slot of its own when the newest level has room for it, as any new key does.
 ///
 /// The false-positive rate stays bounded however far it grows. Entries inserted early, when
 /// the level was small, answer for more keys than later ones; the level keeps the exact sum
@@ -482,11 +485,12 @@ impl ScalableCuckooFilter {
         }
     }
 
-    /// Adds `key`. Grows the chain when the newest level is full; fails, with the chain
-    /// unchanged, only when a configured limit forbids growing ([`Error::Full`]) or when the
-    /// key is a copy the newest level cannot place: its two buckets are already full of its
-    /// copies, or the level answers for it already and cannot make room for another
-    /// ([`Error::TooManyCopies`]; the key is found either way).
+    /// Adds `key`. A key a level already answers for is counted there as a copy (it takes no
+    /// slot; see the type's docs); a new key goes into the newest level, which grows, and a
+    /// new level when it cannot take it. Fails, with the chain unchanged, only when a
+    /// configured limit forbids growing ([`Error::Full`]) or when the entries that answer for
+    /// the key already stand for `2b` copies ([`Error::TooManyCopies`]; the key is found
+    /// either way).
     ///
     /// ```
     /// let mut f = cuckoo_sst::ScalableCuckooFilter::new(cuckoo_sst::Config::new(10))?;
@@ -689,8 +693,9 @@ impl ScalableCuckooFilter {
         self.levels.iter().rev().map(Level::view).collect()
     }
 
-    /// Entries answering for `key` across all levels: at least the copies of it inserted (and
-    /// not removed); other keys' entries that answer for it add to it.
+    /// Entries answering for `key` across all levels, and the copies counted on them: at least
+    /// the copies of it inserted (and not removed); other keys' entries that answer for it
+    /// add to it.
     ///
     /// ```
     /// let mut f = cuckoo_sst::ScalableCuckooFilter::new(cuckoo_sst::Config::new(10))?;
@@ -727,11 +732,13 @@ impl ScalableCuckooFilter {
 
     /// Removes one copy of `key` from the level that holds it; `true` if one was removed.
     ///
-    /// Only remove keys that were inserted. When more than one level matches the key —
-    /// because it was inserted more than once, or because another level holds a colliding
-    /// fingerprint (about the chain's false-positive rate) — the chain cannot tell which
-    /// match is the key's, and removing the wrong one would make another key a false negative.
-    /// It then removes nothing and returns `false`: the key stays as a false positive.
+    /// A copy counted on the most precise entry that answers for it goes first; the entry
+    /// goes with the last. Only remove keys that were inserted. When more than one level
+    /// matches the key — another level holds a colliding entry (about the chain's
+    /// false-positive rate), or a copy of a key whose entry in an older level had changed
+    /// (by splits) took a slot of the newest — the chain cannot tell which match is the key's,
+    /// and removing the wrong one would make another key a false negative. It then removes
+    /// nothing and returns `false`: the key stays as a false positive.
     ///
     /// ```
     /// let mut f = cuckoo_sst::ScalableCuckooFilter::new(cuckoo_sst::Config::new(10))?;

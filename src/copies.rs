@@ -267,7 +267,12 @@ impl Copies {
                                 break;
                             }
                             let f = e.min(cap);
-                            write_bits(&mut out, (j * u64::from(b) + k as u64) * u64::from(fb), fb, f);
+                            write_bits(
+                                &mut out,
+                                (j * u64::from(b) + k as u64) * u64::from(fb),
+                                fb,
+                                f,
+                            );
                             e -= f;
                         }
                         at += 1;
@@ -298,7 +303,10 @@ impl Copies {
         match encoding {
             CopiesEncoding::None => {
                 if !bytes.is_empty() {
-                    return Err(format!("{} bytes of copies, but no copies encoding", bytes.len()));
+                    return Err(format!(
+                        "{} bytes of copies, but no copies encoding",
+                        bytes.len()
+                    ));
                 }
             }
             CopiesEncoding::Records => {
@@ -322,7 +330,8 @@ impl Copies {
                 let mut last: Option<(u64, u32)> = None;
                 for r in 0..n {
                     let rec = &body[RECORD_LEN * r..RECORD_LEN * (r + 1)];
-                    let word = |i: usize| u32::from_le_bytes([rec[i], rec[i + 1], rec[i + 2], rec[i + 3]]);
+                    let word =
+                        |i: usize| u32::from_le_bytes([rec[i], rec[i + 1], rec[i + 2], rec[i + 3]]);
                     let (j, v, e) = (u64::from(word(0)), word(4), word(8));
                     if j >= geo.num_buckets() {
                         return Err(format!("record {r}: bucket {j} of {}", geo.num_buckets()));
@@ -368,12 +377,15 @@ impl Copies {
                         let mut e = 0;
                         let mut short = false;
                         for i in k..k + run {
-                            let f = read_bits(bytes, (j * u64::from(b) + i as u64) * u64::from(fb), fb);
+                            let f =
+                                read_bits(bytes, (j * u64::from(b) + i as u64) * u64::from(fb), fb);
                             if v == 0 && f != 0 {
                                 return Err(format!("bucket {j}: copies on an empty slot"));
                             }
                             if f > cap || (short && f != 0) {
-                                return Err(format!("bucket {j}: copies of {v:#x} not packed from its first slot"));
+                                return Err(format!(
+                                    "bucket {j}: copies of {v:#x} not packed from its first slot"
+                                ));
                             }
                             short |= f < cap;
                             e += f;
@@ -453,11 +465,17 @@ pub(crate) fn counted_in(
                 .get(..RECORDS_HEAD)
                 .and_then(|h| h.try_into().ok())
                 .map_or(0, u64::from_le_bytes);
-            let n = (n.min(((bytes.len().saturating_sub(RECORDS_HEAD)) / RECORD_LEN) as u64)) as usize;
+            let n =
+                (n.min(((bytes.len().saturating_sub(RECORDS_HEAD)) / RECORD_LEN) as u64)) as usize;
             let record = |r: usize| {
                 let at = RECORDS_HEAD + RECORD_LEN * r;
                 let word = |i: usize| {
-                    u32::from_le_bytes([bytes[at + i], bytes[at + i + 1], bytes[at + i + 2], bytes[at + i + 3]])
+                    u32::from_le_bytes([
+                        bytes[at + i],
+                        bytes[at + i + 1],
+                        bytes[at + i + 2],
+                        bytes[at + i + 3],
+                    ])
                 };
                 ((u64::from(word(0)), word(4)), word(8))
             };
@@ -508,4 +526,163 @@ fn read_bits(bytes: &[u8], at: u64, n: u32) -> u32 {
         let p = at + i;
         f | u32::from(bytes[(p / 8) as usize] >> (p % 8) & 1) << i
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::Encoding;
+
+    /// A stretch level's geometry of `m` packed buckets of `b` slots of 14 bits, core 5, and
+    /// its bucket region with `buckets` (bucket, values) written.
+    fn level(m: u64, b: u32, buckets: &[(u64, &[u32])]) -> (Geometry, Vec<u8>) {
+        let geo = Geometry::stretch(m, b, 14, Encoding::Packed, 5).unwrap();
+        let mut table = vec![0u8; geo.table_bytes()];
+        for &(j, values) in buckets {
+            let mut s = [0u32; 8];
+            s[..values.len()].copy_from_slice(values);
+            with_codec!(geo.layout(), c => c.store_all(&mut table, j, &s));
+        }
+        (geo, table)
+    }
+
+    /// FORMAT.md §3.5's worked example, byte for byte: records (which the writer picks, the
+    /// lengths being equal), and the dense form of the same copies.
+    #[test]
+    fn the_worked_example_of_format_md_holds() {
+        let (geo, table) = level(3, 4, &[(1, &[0x0A1, 0x2D5, 0x3F3])]);
+        let mut c = Copies::default();
+        c.add(1, 0x2D5, 2);
+        assert_eq!((records_len(1), dense_len(&geo)), (64, 64));
+        assert_eq!(c.encoding(&geo), CopiesEncoding::Records);
+        let bytes = c.encode(&geo, &table);
+        let mut want = vec![0u8; 64];
+        want[..20].copy_from_slice(&[
+            1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0xD5, 2, 0, 0, 2, 0, 0, 0,
+        ]);
+        assert_eq!(bytes, want);
+        assert_eq!(
+            Copies::decode(&geo, &table, CopiesEncoding::Records, &bytes).unwrap(),
+            c
+        );
+        // Dense: field 1·4 + 1 = 5, bits 15..18, holds 2 — byte 2 is 1.
+        let mut dense = vec![0u8; 64];
+        write_bits(&mut dense, 15, 3, 2);
+        assert_eq!(&dense[..3], &[0, 0, 1]);
+        assert_eq!(read_bits(&dense, 15, 3), 2);
+        // Equal lengths: a reader refuses the encoding the writer would not pick.
+        assert!(Copies::decode(&geo, &table, CopiesEncoding::Dense, &dense).is_err());
+    }
+
+    /// Dense fields follow each bucket's values in ascending order, and a value held by several
+    /// slots has its copies packed from its first field: `2b − 1` in each, the rest in the
+    /// next. Encoded and decoded back, every layout of copies is the same; fields off that
+    /// form are refused.
+    #[test]
+    fn dense_fields_follow_sorted_values_and_pack_a_values_copies() {
+        // Enough records that dense fields are smaller: 40 buckets, records in each.
+        let m = 40;
+        let buckets: Vec<(u64, Vec<u32>)> = (0..m)
+            .map(|j| (j, vec![0x3F1, 0x0A1, 0x3F1, 0x2D5]))
+            .collect();
+        let refs: Vec<(u64, &[u32])> = buckets.iter().map(|(j, v)| (*j, v.as_slice())).collect();
+        let (geo, table) = level(m, 4, &refs);
+        let mut c = Copies::default();
+        for j in 0..m {
+            c.add(j, 0x3F1, 9); // two slots: 7 in the first field, 2 in the next
+            c.add(j, 0x0A1, 1);
+        }
+        assert_eq!(c.encoding(&geo), CopiesEncoding::Dense);
+        let bytes = c.encode(&geo, &table);
+        assert_eq!(bytes.len(), dense_len(&geo));
+        // Bucket 0's values sorted: 0x0A1, 0x2D5, 0x3F1, 0x3F1.
+        let fields: Vec<u32> = (0..4).map(|i| read_bits(&bytes, i * 3, 3)).collect();
+        assert_eq!(fields, [1, 0, 7, 2]);
+        let back = Copies::decode(&geo, &table, CopiesEncoding::Dense, &bytes).unwrap();
+        assert_eq!(back, c);
+        assert_eq!(back.get(5, 0x3F1), 9);
+        // Off the packed form: 6 and 3 for 0x3F1's 9.
+        let mut off = bytes.clone();
+        for (i, f) in [(2, 6), (3, 3)] {
+            for bit in 0..3 {
+                let p = i * 3 + bit;
+                off[(p / 8) as usize] &= !(1 << (p % 8));
+            }
+            write_bits(&mut off, i * 3, 3, f);
+        }
+        assert!(Copies::decode(&geo, &table, CopiesEncoding::Dense, &off).is_err());
+        // A count on an empty slot of a bucket that has one.
+        let (geo2, table2) = level(m, 4, &refs[..39]);
+        let mut empty = bytes.clone();
+        write_bits(&mut empty, 39 * 4 * 3, 3, 1);
+        assert!(Copies::decode(&geo2, &table2, CopiesEncoding::Dense, &empty).is_err());
+    }
+
+    /// A record may count up to `r · (2b − 1)` copies on a value held by `r` slots, no more;
+    /// records name a value their bucket holds, in order, once each.
+    #[test]
+    fn records_are_checked_against_their_buckets() {
+        let (geo, table) = level(64, 4, &[(3, &[0x2D5, 0x2D5]), (9, &[0x0A1])]);
+        let record = |j: u32, v: u32, e: u32| {
+            let mut r = j.to_le_bytes().to_vec();
+            r.extend_from_slice(&v.to_le_bytes());
+            r.extend_from_slice(&e.to_le_bytes());
+            r
+        };
+        let region = |records: &[Vec<u8>]| {
+            let mut b = (records.len() as u64).to_le_bytes().to_vec();
+            for r in records {
+                b.extend_from_slice(r);
+            }
+            b.resize(records_len(records.len()), 0);
+            b
+        };
+        let ok = region(&[record(3, 0x2D5, 14), record(9, 0x0A1, 7)]);
+        let c = Copies::decode(&geo, &table, CopiesEncoding::Records, &ok).unwrap();
+        assert_eq!((c.get(3, 0x2D5), c.get(9, 0x0A1), c.total()), (14, 7, 21));
+        assert_eq!(c.encode(&geo, &table), ok);
+        for bad in [
+            region(&[record(3, 0x2D5, 15)]),                     // past 2 · 7
+            region(&[record(9, 0x0A1, 8)]),                      // past 7
+            region(&[record(9, 0x0A1, 1), record(3, 0x2D5, 1)]), // out of order
+            region(&[record(3, 0x2D5, 1), record(3, 0x2D5, 1)]), // twice
+            region(&[record(4, 0x2D5, 1)]),                      // not in bucket 4
+            region(&[record(64, 0x2D5, 1)]),                     // past the buckets
+            region(&[record(3, 0x2D5, 0)]),                      // no copies
+            region(&[record(3, 0, 1)]),                          // an empty slot
+        ] {
+            assert!(Copies::decode(&geo, &table, CopiesEncoding::Records, &bad).is_err());
+        }
+        // Padding, and lengths.
+        let mut padded = ok.clone();
+        padded[40] = 1;
+        assert!(Copies::decode(&geo, &table, CopiesEncoding::Records, &padded).is_err());
+        assert!(Copies::decode(&geo, &table, CopiesEncoding::Records, &ok[..32]).is_err());
+        assert!(Copies::decode(&geo, &table, CopiesEncoding::None, &ok).is_err());
+        // Read in place as decoded.
+        for (j, v) in [(3, 0x2D5), (9, 0x0A1), (3, 0x0A1), (63, 1)] {
+            assert_eq!(
+                counted_in(&geo, &table, CopiesEncoding::Records, &ok, j, v),
+                c.get(j, v)
+            );
+        }
+    }
+
+    /// The map: adds, sets, takes and totals; an emptied map equals none.
+    #[test]
+    fn the_map_counts_and_empties() {
+        let mut c = Copies::default();
+        assert!(c.is_empty());
+        c.add(1, 5, 2);
+        c.add(1, 5, 1);
+        c.add(2, 7, 0);
+        assert_eq!((c.get(1, 5), c.records(), c.total()), (3, 1, 3));
+        assert_eq!(c.take(1, 5), 3);
+        assert_eq!((c.records(), c.total()), (0, 0));
+        assert_eq!(c, Copies::default());
+        assert_eq!(format!("{c:?}"), "Copies { records: 0, total: 0 }");
+        let mut h = KeyHasher::default();
+        h.write(&[1, 2]);
+        assert_ne!(h.finish(), 0);
+    }
 }

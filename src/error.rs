@@ -31,13 +31,12 @@ pub enum Error {
     /// match it; the filter's `len()` and `capacity()` tell how full it is.)
     Full,
     /// A growable filter ([`ScalableCuckooFilter`](crate::ScalableCuckooFilter)) refused a key
-    /// because both of its buckets in the level that takes inserts are already full of entries
-    /// that answer for it: copies of it (a key inserted again and again, a "hot" key), as far
-    /// as the filter can tell. Nothing was changed, and the key is found: `contains` answers
-    /// `true`. The filter does not grow for such a key — neither a new level nor a larger table
-    /// would hold more of its copies — so one hot key cannot make it large or slow. Use
-    /// `insert_unique` for sets; a multiset keeps at most `2 · bucket_size` copies of a key
-    /// per level.
+    /// because the entries that answer for it already stand for `2 · bucket_size` copies: a
+    /// key it finds is a copy as far as it can tell, counted on an answering entry (FORMAT.md
+    /// §3.5) — a key inserted again and again, a "hot" key, takes one slot and counts its
+    /// copies there — and a key fits `2 · bucket_size` times. Nothing was changed, and the key
+    /// is found: `contains` answers `true`. Copies take no slot and never start a level, so
+    /// hot keys cannot make the filter large or slow. Use `insert_unique` for sets.
     ///
     /// ```
     /// use cuckoo_sst::{Config, Error, ScalableCuckooFilter};
@@ -230,9 +229,9 @@ impl fmt::Display for Error {
             ),
             Error::TooManyCopies => write!(
                 f,
-                "the key was not added: both of its buckets are full of entries that answer for \
-                 it (copies of it), so it is already found, and the filter does not grow for \
-                 more copies; use insert_unique to keep one copy of each key"
+                "the key was not added: the entries that answer for it already stand for \
+                 2 * bucket_size copies of it, the most a key fits; it is found, and nothing \
+                 was changed; use insert_unique to keep one copy of each key"
             ),
             Error::OutOfMemory { bytes } => write!(
                 f,

@@ -744,10 +744,15 @@ impl MappedFilter {
         let all_good = self.checks.all_good();
         let levels = self.meta.levels.iter().enumerate();
         levels
-            .map(|(k, level)| match all_good || self.touched_whole(k, level, h) {
-                true => self.view(level).count_hash(h).saturating_add(self.counted(k, level, h)),
-                false => 1,
-            })
+            .map(
+                |(k, level)| match all_good || self.touched_whole(k, level, h) {
+                    true => self
+                        .view(level)
+                        .count_hash(h)
+                        .saturating_add(self.counted(k, level, h)),
+                    false => 1,
+                },
+            )
             .fold(0usize, usize::saturating_add)
     }
 

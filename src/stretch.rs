@@ -467,7 +467,12 @@ impl StretchLevel {
                 break;
             }
             if !self.copies.is_empty() {
-                moves.push((nodes[node.parent as usize].bucket, node.value, bucket, incoming));
+                moves.push((
+                    nodes[node.parent as usize].bucket,
+                    node.value,
+                    bucket,
+                    incoming,
+                ));
             }
             leaving = node.value;
             at = node.parent as usize;
@@ -682,7 +687,8 @@ impl StretchLevel {
                 self.copies.add(high, v, e);
             } else {
                 let w = (v & !fm) | ((field << 1) & fm);
-                self.copies.add(if field & first != 0 { high } else { low }, w, e);
+                self.copies
+                    .add(if field & first != 0 { high } else { low }, w, e);
             }
         }
         Ok(Unsplit {

@@ -415,5 +415,9 @@ fn without_limits_crafted_classes_add_no_level() {
     assert_eq!(f.len(), taken);
     // A slot per class (about 2 kB at 16 bits a slot and 80 % load) and a record of copies
     // (12 bytes), or fields of 3 bits per slot once those are smaller.
-    assert!(f.size_in_bytes() < 4_000 + 12_000 + 1024, "{} bytes", f.size_in_bytes());
+    assert!(
+        f.size_in_bytes() < 4_000 + 12_000 + 1024,
+        "{} bytes",
+        f.size_in_bytes()
+    );
 }

@@ -656,5 +656,8 @@ fn a_jammed_level_counts_copies_and_refuses_them_only_past_2b() {
         assert_eq!(g.levels(), 1);
         assert_eq!(g.len(), f.len() + copies - f.count(&key(i)), "key {i}");
     }
-    assert!(counted > 5 * slotted, "{counted} copies counted, {slotted} given a slot");
+    assert!(
+        counted > 5 * slotted,
+        "{counted} copies counted, {slotted} given a slot"
+    );
 }

@@ -863,7 +863,11 @@ fn golden_chain_shape(file: &spec::File<'_>, keys: (u64, u64)) -> Vec<f64> {
 fn golden_v4_chain_pins_the_bytes_and_answers() {
     let (f, distinct) = golden_v4_chain();
     assert_eq!(f.to_bytes(), GOLDEN_V4_CHAIN, "the writer's bytes changed");
-    assert!(GOLDEN_V4_CHAIN.len() < 4096, "{} bytes", GOLDEN_V4_CHAIN.len());
+    assert!(
+        GOLDEN_V4_CHAIN.len() < 4096,
+        "{} bytes",
+        GOLDEN_V4_CHAIN.len()
+    );
     let file = spec::read(GOLDEN_V4_CHAIN).unwrap();
     assert_eq!(file.version, 4);
     // Key counts: the first level took 600 keys, 8 copies and 8 distinct keys, and two of the
@@ -892,7 +896,9 @@ fn golden_v4_chain_pins_the_bytes_and_answers() {
     for (i, q) in first.probes(last) {
         let bucket = first.bucket(i);
         assert!(
-            bucket.iter().all(|&v| v != 0 && !spec::answers(v, q, first.f)),
+            bucket
+                .iter()
+                .all(|&v| v != 0 && !spec::answers(v, q, first.f)),
             "{bucket:x?}"
         );
     }
@@ -935,7 +941,10 @@ fn golden_v3_chain_2_reads_with_its_answers() {
     let bounds = golden_chain_shape(&file, (616, 201));
     assert_eq!(file.levels[1].item_count, 201);
     let first = &file.levels[0];
-    assert!(first.item_count > first.capacity, "bare entries copied by splits");
+    assert!(
+        first.item_count > first.capacity,
+        "bare entries copied by splits"
+    );
     // The crafted keys of the version-3 program: 608 keys when the level was started, and
     // the first level's shape, which it kept from then on.
     let base = KeyHash::of(b"start_new_level: 1 levels, 608 keys");

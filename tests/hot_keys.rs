@@ -398,7 +398,10 @@ fn a_reopened_chain_answers_inserts_as_the_saved_one() {
         assert_eq!(reopened, f, "insert {j}");
         assert_eq!(reopened.to_bytes(), f.to_bytes(), "insert {j}");
     }
-    assert!(matches!(f.insert_hash(class[2 * b]), Err(Error::TooManyCopies)));
+    assert!(matches!(
+        f.insert_hash(class[2 * b]),
+        Err(Error::TooManyCopies)
+    ));
     assert_eq!(f.levels(), 1);
     assert!(class.iter().all(|&h| f.count_hash(h) == 2 * b));
 }
@@ -472,4 +475,63 @@ fn many_hot_keys_do_not_grow_a_chain_by_levels() {
         "{size} bytes, then {}",
         f.size_in_bytes()
     );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// Hot keys among new keys against a model of the copies taken (FORMAT.md §3.5): every
+    /// key the model holds is found, `count` is its copies exactly (at a 1e-6 target no other
+    /// key's entry answers for it), `len` is the model's total, a copy is refused only past
+    /// `2b`, removing every copy of a key leaves nothing of it, and the chain has the levels
+    /// the same distinct keys inserted once have, give or take one.
+    #[test]
+    fn copies_follow_a_model_and_keep_the_levels_of_the_keys(
+        ops in proptest::collection::vec((0u8..4, 0u16..400), 1..3000),
+        seed in 0u64..1000,
+    ) {
+        let config = || Config::new(16).false_positive_rate(1e-6).seed(seed);
+        let mut f = ScalableCuckooFilter::new(config()).unwrap();
+        let mut once = ScalableCuckooFilter::new(config()).unwrap();
+        let mut model: std::collections::HashMap<u16, usize> = Default::default();
+        let mut fresh = 10_000u16;
+        for (op, k) in ops {
+            // Hot keys are 0..20; a new key every other operation.
+            let k = match op {
+                0 => { fresh += 1; fresh }
+                1 | 2 => k % 20,
+                _ => k,
+            };
+            let key = key(u64::from(k));
+            if op == 3 && model.get(&k).copied().unwrap_or(0) > 0 {
+                proptest::prop_assert!(f.remove(&key), "key {}", k);
+                *model.get_mut(&k).unwrap() -= 1;
+                if model[&k] == 0 {
+                    proptest::prop_assert_eq!(f.count(&key), 0, "key {} removed", k);
+                    proptest::prop_assert!(!f.contains(&key), "key {} removed", k);
+                }
+                continue;
+            }
+            let held = model.get(&k).copied().unwrap_or(0);
+            match f.insert(&key) {
+                Ok(()) => {
+                    *model.entry(k).or_default() += 1;
+                    if held == 0 {
+                        once.insert(&key).unwrap();
+                    }
+                }
+                Err(Error::TooManyCopies) => proptest::prop_assert_eq!(held, 8, "key {}", k),
+                Err(e) => proptest::prop_assert!(false, "key {}: {:?}", k, e),
+            }
+            let c = f.count(&key);
+            proptest::prop_assert_eq!(c, model[&k], "key {}", k);
+        }
+        for (&k, &n) in &model {
+            proptest::prop_assert_eq!(f.count(&key(u64::from(k))), n, "key {}", k);
+        }
+        proptest::prop_assert_eq!(f.len(), model.values().sum::<usize>());
+        proptest::prop_assert!(f.levels() <= once.levels() + 1, "{} levels, {} once", f.levels(), once.levels());
+        let back = ScalableCuckooFilter::from_bytes(&f.to_bytes()).unwrap();
+        proptest::prop_assert_eq!(back, f);
+    }
 }

@@ -1611,3 +1611,213 @@ fn checks_that_share_a_field_name_their_step() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A one-level chain (version 4) whose level counts copies in records (FORMAT.md §3.5): 200
+/// keys, then key 3 three times more and key 5 twice more — three and two copies counted on
+/// their entries, two records.
+fn records_chain_file() -> Vec<u8> {
+    let mut f = ScalableCuckooFilter::new(Config::new(100).seed(7)).unwrap();
+    for i in 0..200 {
+        f.insert_unique(&key(i)).unwrap();
+    }
+    for (k, times) in [(3, 3), (5, 2)] {
+        for _ in 0..times {
+            f.insert(&key(k)).unwrap();
+        }
+    }
+    let bytes = f.to_bytes();
+    let file = spec::read(&bytes).unwrap();
+    assert_eq!((file.version, file.levels.len()), (4, 1));
+    assert_eq!(file.levels[0].copies_encoding, 1);
+    assert_eq!(file.levels[0].read_copies().unwrap().len(), 2);
+    bytes
+}
+
+/// A one-level chain whose level counts copies in dense fields: 100 keys, each inserted twice
+/// (100 records would take 1 216 bytes, the fields of its slots fewer).
+fn dense_chain_file() -> Vec<u8> {
+    let mut f = ScalableCuckooFilter::new(Config::new(64).seed(8)).unwrap();
+    for i in 0..100 {
+        f.insert_unique(&key(i)).unwrap();
+        f.insert(&key(i)).unwrap();
+    }
+    let bytes = f.to_bytes();
+    let file = spec::read(&bytes).unwrap();
+    assert_eq!((file.version, file.levels.len()), (4, 1));
+    assert_eq!(file.levels[0].copies_encoding, 2);
+    bytes
+}
+
+/// Where level 0's copies region starts: after its buckets (§3.5).
+fn copies_at(b: &[u8]) -> usize {
+    let d = desc(0);
+    let (m, bs, f, e) = (
+        u64_at(b, d + 16),
+        b[d + 48] as u64,
+        b[d + 49] as u64,
+        b[d + 50],
+    );
+    u64_at(b, d) as usize + spec::region_len(m, bs, f, e) as usize
+}
+
+/// Record `r` of level 0's copies region: its offset.
+fn record_at(b: &[u8], r: usize) -> usize {
+    copies_at(b) + 8 + 12 * r
+}
+
+/// Every check FORMAT.md §7 makes of copies (steps 6.1, 6.5, 6.7, 8), on records and on dense
+/// fields: each damage, re-signed so that the checksums pass, gets its specific error from the
+/// crate and from the reader written from FORMAT.md.
+#[test]
+fn every_copies_check() {
+    let records = records_chain_file();
+    let cases: Vec<(&str, Patch, &str)> = vec![
+        // Step 6.1: bytes 53..56 stay reserved in version 4.
+        (
+            "byte 53",
+            |b| b[desc(0) + 53] = 1,
+            "Corrupt(level 0 reserved)",
+        ),
+        // Step 6.5.
+        (
+            "copies encoding 3",
+            |b| b[desc(0) + 52] = 3,
+            "Corrupt(level 0 copies)",
+        ),
+        (
+            "no copies encoding with a copies region",
+            |b| b[desc(0) + 52] = 0,
+            "Corrupt(level 0 region_len)",
+        ),
+        (
+            "region_len without the copies region",
+            |b| {
+                let len = (copies_at(b) - u64_at(b, desc(0)) as usize) as u64;
+                put_u64(b, desc(0) + 8, len);
+            },
+            "Corrupt(level 0 region_len)",
+        ),
+        // Step 6.7: at most 2b copies per slot.
+        (
+            "key_count past 2b per slot",
+            |b| {
+                let entries = u64_at(b, desc(0) + 24);
+                put_u64(b, desc(0) + 32, 8 * entries + 1);
+                put_u64(b, 88, 8 * entries + 1);
+            },
+            "Corrupt(level 0 key_count)",
+        ),
+        // Step 8.
+        (
+            "record count 0",
+            |b| {
+                let at = copies_at(b);
+                put_u64(b, at, 0);
+            },
+            "Corrupt(level 0 copies)",
+        ),
+        (
+            "record count past the region",
+            |b| {
+                let at = copies_at(b);
+                put_u64(b, at, 6);
+            },
+            "Corrupt(level 0 copies)",
+        ),
+        (
+            "a record's bucket past the level",
+            |b| {
+                let at = record_at(b, 1);
+                put_u32(b, at, 1 << 30);
+            },
+            "Corrupt(level 0 copies)",
+        ),
+        (
+            "records out of order",
+            |b| {
+                let (r0, r1) = (record_at(b, 0), record_at(b, 1));
+                let first: Vec<u8> = b[r0..r0 + 12].to_vec();
+                b.copy_within(r1..r1 + 12, r0);
+                b[r1..r1 + 12].copy_from_slice(&first);
+            },
+            "Corrupt(level 0 copies)",
+        ),
+        (
+            "a record's value not in its bucket",
+            |b| {
+                let at = record_at(b, 0) + 4;
+                let v = u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+                put_u32(b, at, v ^ 0x10);
+            },
+            "Corrupt(level 0 copies)",
+        ),
+        (
+            "a record of no copies",
+            |b| {
+                let at = record_at(b, 0) + 8;
+                put_u32(b, at, 0);
+            },
+            "Corrupt(level 0 copies)",
+        ),
+        (
+            "a record past 2b − 1 copies on its one slot",
+            |b| {
+                let at = record_at(b, 0) + 8;
+                put_u32(b, at, 8);
+            },
+            "Corrupt(level 0 copies)",
+        ),
+        (
+            "nonzero padding after the records",
+            |b| {
+                let at = record_at(b, 2) + 5;
+                b[at] = 1;
+            },
+            "Corrupt(level 0 copies)",
+        ),
+        (
+            "key_count past entries and copies",
+            |b| {
+                let keys = u64_at(b, desc(0) + 24) + 6;
+                put_u64(b, desc(0) + 32, keys);
+                put_u64(b, 88, keys);
+            },
+            "Corrupt(level 0 key_count)",
+        ),
+    ];
+    check_cases(&records, chain_answer, &cases);
+
+    let dense = dense_chain_file();
+    let cases: Vec<(&str, Patch, &str)> = vec![
+        (
+            "dense fields read as records",
+            |b| b[desc(0) + 52] = 1,
+            "Corrupt(level 0 copies)",
+        ),
+        (
+            "nonzero padding after the dense fields",
+            |b| {
+                let last = b.len() - 1;
+                b[last] = 0x80;
+            },
+            "Corrupt(level 0 copies)",
+        ),
+        (
+            "copies on an empty slot",
+            |b| {
+                // The last field of the first bucket with an empty slot: 1 copy.
+                let file = spec::read_unverified(b).unwrap();
+                let level = &file.levels[0];
+                let j = (0..level.m)
+                    .find(|&j| level.bucket(j).contains(&0))
+                    .unwrap();
+                let bit = (j * 4 + 3) * 3;
+                let at = copies_at(b) + (bit / 8) as usize;
+                let word = u16::from_le_bytes([b[at], b[at + 1]]) | 1 << (bit % 8);
+                b[at..at + 2].copy_from_slice(&word.to_le_bytes());
+            },
+            "Corrupt(level 0 copies)",
+        ),
+    ];
+    check_cases(&dense, chain_answer, &cases);
+}

@@ -45,6 +45,9 @@ pub struct Level {
     pub core_bits: u8,
     /// Version 3, a stretch level: its precision sum (FORMAT.md §5.1); otherwise 0.
     pub precision: u64,
+    /// Version 4: how the level's copies are encoded (FORMAT.md §3.5; byte 52): 0 none, 1
+    /// records, 2 dense. 0 in earlier versions (version 1 keeps a CRC there).
+    pub copies: u8,
 }
 
 struct Reader<'a>(&'a [u8]);
@@ -96,7 +99,7 @@ pub const HEADER_FIELDS: [(&str, u64, u64); 20] = [
 ];
 
 /// A level descriptor's fields (FORMAT.md §5), relative to the descriptor's start.
-pub const LEVEL_FIELDS: [(&str, u64, u64); 12] = [
+pub const LEVEL_FIELDS: [(&str, u64, u64); 13] = [
     ("region_offset", 0, 8),
     ("region_len", 8, 16),
     ("num_buckets", 16, 24),
@@ -108,6 +111,7 @@ pub const LEVEL_FIELDS: [(&str, u64, u64); 12] = [
     ("fingerprint_bits", 49, 50),
     ("encoding", 50, 51),
     ("core_bits", 51, 52),
+    ("copies", 52, 53),
     ("precision", 56, 64),
 ];
 
@@ -131,6 +135,7 @@ impl Header {
         let h = |name| at(&HEADER_FIELDS, name);
         let l = |name| at(&LEVEL_FIELDS, name);
         let level_count = r.u32(h("level_count"))? as usize;
+        let version = r.u32(h("version"))?;
         let levels = (0..level_count)
             .map(|k| {
                 let start = HEADER_LEN as usize + k * LEVEL_LEN as usize;
@@ -147,6 +152,10 @@ impl Header {
                     encoding: r.u8(l("encoding"))?,
                     core_bits: r.u8(l("core_bits"))?,
                     precision: r.u64(l("precision"))?,
+                    copies: match version {
+                        4 => r.u8(l("copies"))?,
+                        _ => 0,
+                    },
                 })
             })
             .collect::<Option<Vec<_>>>()?;
@@ -272,6 +281,12 @@ impl Level {
             "key_count": self.is_stretch().then_some(self.capacity),
             "core_bits": self.core_bits,
             "precision": self.precision,
+            "copies": match self.copies {
+                0 => "none",
+                1 => "records",
+                2 => "dense",
+                _ => "unknown",
+            },
             "region_len": self.region_len,
             "expected_fpr": self.expected_fpr(),
             "level": k,

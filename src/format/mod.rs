@@ -418,7 +418,9 @@ pub(crate) fn encode_head(file: &FileOut<'_>) -> Vec<u8> {
     for level in levels {
         debug_assert_eq!(level.table.len(), level.geo.table_bytes());
         table.extend_from_slice(&level_desc(level, offset));
-        level.chunk_crcs(offset, |crc| checksums.extend_from_slice(&crc.to_le_bytes()));
+        level.chunk_crcs(offset, |crc| {
+            checksums.extend_from_slice(&crc.to_le_bytes())
+        });
         offset += level.region_len();
     }
     checksums.resize(checksum_table_len(chunks), 0);

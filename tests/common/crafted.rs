@@ -178,7 +178,9 @@ pub fn start_new_level(chain: &mut ScalableCuckooFilter) -> Vec<KeyHash> {
     for class in 0..4 {
         let base = match class {
             0 => KeyHash::of(format!("start_new_level: {levels} levels, {len} keys").as_bytes()),
-            c => KeyHash::of(format!("start_new_level: {levels} levels, {len} keys, {c}").as_bytes()),
+            c => {
+                KeyHash::of(format!("start_new_level: {levels} levels, {len} keys, {c}").as_bytes())
+            }
         };
         // Each is asked first: one the chain answers for is skipped (an entry of another that
         // a move made less precise may answer for it).

@@ -290,10 +290,7 @@ pub fn read_unverified(file: &[u8]) -> Result<File<'_>, String> {
             1 => core_bits != 0 || precision != 0,
             2 => u32_at(d, 52) != 0 || core_bits != 0 || precision != 0,
             3 => u32_at(d, 52) != 0 || (core_bits == 0 && precision != 0),
-            _ => {
-                d[53..56] != [0, 0, 0]
-                    || (core_bits == 0 && (d[52] != 0 || precision != 0))
-            }
+            _ => d[53..56] != [0, 0, 0] || (core_bits == 0 && (d[52] != 0 || precision != 0)),
         };
         if reserved_bad {
             return Err(field("reserved"));
@@ -549,7 +546,8 @@ impl Level<'_> {
             _ => {
                 let d = (2 * self.b).trailing_zeros() as u64;
                 for j in 0..self.m {
-                    let mut values: Vec<u64> = self.bucket(j).into_iter().filter(|&v| v != 0).collect();
+                    let mut values: Vec<u64> =
+                        self.bucket(j).into_iter().filter(|&v| v != 0).collect();
                     values.sort_unstable();
                     let fields: Vec<u64> = (0..self.b)
                         .map(|i| field(self.copies, (j * self.b + i) * d, d))

@@ -516,7 +516,9 @@ impl Chain {
         let counted: Vec<usize> = (0..k0)
             .filter(|&k| now.levels[k].copies == was.levels[k].copies + 1)
             .collect();
-        let changed: Vec<usize> = (0..k0).filter(|&k| was.levels[k] != now.levels[k]).collect();
+        let changed: Vec<usize> = (0..k0)
+            .filter(|&k| was.levels[k] != now.levels[k])
+            .collect();
         if k1 == k0 && counted.len() == 1 && changed == counted {
             // Counted: no slot, no split, the bound as it was.
             let (old, new) = (&was.levels[counted[0]], &now.levels[counted[0]]);
@@ -542,7 +544,10 @@ impl Chain {
         if k1 == k0 + 1 {
             // The newest level could not take the key: whatever it split for it is undone.
             assert!(old == new, "the level closed for a key was changed");
-            assert!(!before.c.contains(key), "a key the chain answered for started a level");
+            assert!(
+                !before.c.contains(key),
+                "a key the chain answered for started a level"
+            );
             let added = &now.levels[k0];
             let (b, e) = layout(&self.setup);
             let want = buckets_for((before.c.len() as u64 / 4).max(64), b);
@@ -841,7 +846,8 @@ impl Subject for Chain {
                             [l] => {
                                 assert_eq!(now[*l].0, was[*l].0 + 1, "level {l}'s keys");
                                 assert!(
-                                    now[*l].1 == was[*l].1 || (*l == newest && now[*l].1 > was[*l].1),
+                                    now[*l].1 == was[*l].1
+                                        || (*l == newest && now[*l].1 > was[*l].1),
                                     "level {l}'s buckets"
                                 );
                                 assert!(answered || *l == newest, "an old level took a new key");
