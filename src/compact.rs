@@ -23,6 +23,11 @@ pub(crate) const HEADER_LEN: usize = 4;
 /// The step between the seeds a compact block can name: seed `k` is
 /// `DEFAULT_SEED + k · SEED_STEP (mod 2^64)`, the seeds the builder's retries use.
 pub(crate) const SEED_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
+/// The seed indices a compact block may name, `0 .. SEED_INDICES`: every index a writer makes
+/// ([`build_exact`] tries 16 a size, [`FilterBuilder::finish`](crate::FilterBuilder::finish)
+/// retries 12), so that a damaged index of 16 or more is refused rather than read with the
+/// wrong seed (FORMAT.md §11.2, step 5).
+pub(crate) const SEED_INDICES: u8 = 16;
 /// Region sizes up to this are padded on the stack by the one-shot lookups.
 const STACK_REGION: usize = 1024;
 /// Up to this many distinct keys, the builder places keys by an exact matching in the fewest
@@ -39,7 +44,7 @@ pub(crate) const fn seed_of(k: u8) -> u64 {
 
 /// The seed index of `seed`, if a compact block can name it.
 pub(crate) fn seed_index(seed: u64) -> Option<u8> {
-    (0..=u8::MAX).find(|&k| seed_of(k) == seed)
+    (0..SEED_INDICES).find(|&k| seed_of(k) == seed)
 }
 
 /// What a compact block's header says, checked against its length.
@@ -52,7 +57,7 @@ struct Parsed<'a> {
     body: &'a [u8],
 }
 
-/// Reads a compact block's header (FORMAT.md §11.2's checks, in order).
+/// Reads a compact block's header (FORMAT.md §11.2's checks 1 to 6, in order).
 fn parse(block: &[u8]) -> Result<Parsed<'_>> {
     if block.len() < HEADER_LEN {
         return Err(Error::Truncated {
@@ -100,6 +105,16 @@ fn parse(block: &[u8]) -> Result<Parsed<'_>> {
     let body = &block[HEADER_LEN..];
     // The layout is checked with the smallest table first, so that its error is the layout's.
     let smallest = Geometry::new(2, b, f, encoding).map_err(layout_error)?;
+    if block[3] >= SEED_INDICES {
+        return Err(Error::corrupt(
+            "compact seed_index",
+            format!(
+                "{} is not one a writer makes (0 to {})",
+                block[3],
+                SEED_INDICES - 1
+            ),
+        ));
+    }
     let seed = seed_of(block[3]);
     if body.is_empty() {
         return Ok(Parsed {
@@ -125,6 +140,18 @@ fn parse(block: &[u8]) -> Result<Parsed<'_>> {
         Error::InvalidConfig { reason, .. } => Error::corrupt("compact length", reason),
         other => other,
     })?;
+    // A writer leaves the bits after the last bucket 0: set, they are another length's bucket
+    // bits (a block cut or extended to a length that holds a whole number of buckets).
+    let tail = (m * bucket_bits) % 8;
+    if tail != 0 && body.last().is_some_and(|&last| last >> tail != 0) {
+        return Err(Error::corrupt(
+            "compact length",
+            format!(
+                "the last byte has bits set after the last of {m} buckets: the block was cut or \
+                 extended"
+            ),
+        ));
+    }
     Ok(Parsed { geo, seed, body })
 }
 
@@ -200,9 +227,9 @@ impl CompactFilter {
         })
     }
 
-    /// Whether the key may be in the compact block `block`, from its bytes alone: its header is
-    /// checked, its buckets are not (the container checked the block; any bytes are read
-    /// safely). For one lookup per block, as a filter policy makes; keep a
+    /// Whether the key may be in the compact block `block`, from its bytes alone: its header and
+    /// length are checked (FORMAT.md §11.2, steps 1 to 6), its buckets are not (the container
+    /// checked the block; any bytes are read safely). For one lookup per block, as a filter policy makes; keep a
     /// [`CompactFilter`] to ask one block many times.
     ///
     /// ```
@@ -741,9 +768,10 @@ mod tests {
                 );
             }
         }
-        // The last byte's padding bits must be zero. Semi-sorted buckets of 36 bits in an even
-        // number of buckets end on a byte; packed buckets of 2 × 7 bits in 2 buckets take 28
-        // bits, 4 bytes with 4 bits of padding.
+        // The last byte's padding bits must be zero, a check of the length that the one-shot
+        // lookup makes too. Semi-sorted buckets of 36 bits in an even number of buckets end on a
+        // byte; packed buckets of 2 × 7 bits in 2 buckets take 28 bits, 4 bytes with 4 bits of
+        // padding.
         let mut small = crate::FilterBuilder::new(
             Config::new(0)
                 .encoding(Encoding::Packed)
@@ -757,9 +785,21 @@ mod tests {
         let mut x = small.clone();
         *x.last_mut().unwrap() |= 0x80;
         assert!(
-            matches!(CompactFilter::from_bytes(&x), Err(Error::Corrupt { ref field, .. }) if field == "compact buckets")
+            matches!(CompactFilter::from_bytes(&x), Err(Error::Corrupt { ref field, .. }) if field == "compact length")
         );
-        // The one-shot lookup checks the header only, and reads any buckets safely.
+        assert!(CompactFilter::block_contains(&x, b"k").is_err());
+        // A seed index no writer makes.
+        assert!(
+            matches!(with(3, SEED_INDICES), Error::Corrupt { ref field, .. } if field == "compact seed_index")
+        );
+        // The one-shot lookup checks the header and the length only, and reads any buckets
+        // safely: a semi-sorted bucket with an invalid index is answered from.
+        let mut x = good.clone();
+        x[HEADER_LEN..].fill(0xFF);
+        assert!(matches!(
+            CompactFilter::from_bytes(&x),
+            Err(Error::Corrupt { ref field, .. }) if field == "compact buckets"
+        ));
         assert!(CompactFilter::block_contains(&x, b"k").is_ok());
         assert!(CompactFilter::block_contains(&good[..3], b"k").is_err());
     }
@@ -810,7 +850,10 @@ mod tests {
     #[test]
     fn seeds_outside_the_family_are_refused() {
         assert_eq!(seed_index(DEFAULT_SEED), Some(0));
-        assert_eq!(seed_index(seed_of(200)), Some(200));
+        assert_eq!(seed_index(seed_of(15)), Some(15));
+        // Index 16 and above is no writer's: not written, and refused when read.
+        assert_eq!(seed_index(seed_of(16)), None);
+        assert_eq!(seed_index(seed_of(200)), None);
         assert_eq!(seed_index(7), None);
         let mut b = crate::FilterBuilder::new(Config::new(0).seed(7));
         b.add_key(b"k");

@@ -350,9 +350,12 @@ void cksst_view_set_free(cksst_view_set *set);
 
 // Whether the key may be in the compact block of `len` bytes at `block` (FORMAT.md §11), from
 // its bytes alone, with nothing kept: 1 (maybe), 0 (absent) or a negative error code (a
-// header that is not a compact block's: any result but 0 means "read the table"). The header
-// is checked, the buckets are not (the container checked the block; any bytes are read
-// safely). What a LevelDB filter policy's `key_may_match` does.
+// header or length that is not a compact block's: any result but 0 means "read the table").
+// The header and length are checked (FORMAT.md §11.2 steps 1 to 6), the buckets are not (the
+// container checked the block; any bytes are read safely). A compact block carries no check
+// value: damage that keeps to its rules — in the buckets, a seed index changed to another
+// below 16, a cut to another length that holds whole buckets — is read as it is and can answer
+// 0 for a key that was added. What a LevelDB filter policy's `key_may_match` does.
 //
 // # Safety
 // `block` points at `len` readable bytes; `key` is NULL or points at `key_len` bytes.

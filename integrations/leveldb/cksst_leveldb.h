@@ -91,12 +91,21 @@ typedef struct cksst_leveldb_stats {
  * must outlive the policy. NULL if memory cannot be had. Release with
  * cksst_leveldb_policy_destroy after the last database using it is closed.
  *
- * Damage: LevelDB checks a filter block's CRC-32C only when the database is opened with
- * paranoid_checks (table.cc, ReadFilter: `if (rep_->options.paranoid_checks)
- * opt.verify_checksums = true;`), and then drops a damaged filter block: the table is read
- * without a filter, every key is found. Without paranoid_checks a damaged compact header is
- * refused ("maybe"), but damaged buckets are read as they are and can answer "absent" for
- * keys that are there — as damaged bits of LevelDB's own Bloom filter can. */
+ * Damage. With paranoid_checks, LevelDB checks the filter block's CRC-32C when it opens a
+ * table (table.cc, ReadFilter: `if (rep_->options.paranoid_checks) opt.verify_checksums =
+ * true;`) and drops a block that fails: that table is read without a filter and every key is
+ * found, whatever bytes were damaged on disk (not bytes damaged in memory after the open).
+ * Without paranoid_checks nothing checks the filter block, and a compact block (version 1)
+ * carries no check of its own: key_may_match refuses it — "maybe", every lookup of that block
+ * reads the data block — only when the damage breaks one of its rules (FORMAT.md §11.2 steps
+ * 1-6): shorter than its 4-byte header, a wrong magic or version nibble, a layout byte with
+ * reserved bits or invalid codes, an unsupported fingerprint width, a seed index of 16 or
+ * more, a length that holds no whole number of buckets or whose last byte has bits set after
+ * the last bucket. Every other damage is read as it is and can answer "absent" for keys that
+ * are there: damaged buckets, a seed index changed to another below 16, a layout changed to
+ * another that the length fits, a block cut or extended to another length that fits (cut to
+ * its header alone, it reads as the empty filter) — as damaged bits of LevelDB's own Bloom
+ * filter can. Set paranoid_checks for filters that must never cost a key. */
 leveldb_filterpolicy_t *cksst_leveldb_policy_create(cksst_leveldb_stats *stats);
 
 /* A clone of LevelDB's built-in Bloom filter (util/bloom.cc with util/hash.cc's Hash; name
