@@ -220,7 +220,8 @@ int cksst_builder_finish(cksst_builder *builder, uint8_t **bytes, size_t *len);
 // Finishes the filter into the caller's buffer `buf` of `capacity` bytes (any alignment) and
 // stores its length in `*len`. If the buffer is too small, returns
 // `CKSST_ERR_BUFFER_TOO_SMALL` with the length needed in `*len` and keeps the filter: call
-// again with a larger buffer (`capacity` 0 and `buf` NULL ask for the length).
+// again with a larger buffer (`capacity` 0 and `buf` NULL ask for the length). After any other
+// error `*len` is 0.
 //
 // # Safety
 // `builder` is a live builder used by no other thread; `buf` is NULL or points at `capacity`

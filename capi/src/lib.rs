@@ -8,10 +8,16 @@
 //! * **Results.** A negative `int` is an error: one of the `CKSST_ERR_*` codes, whose message
 //!   [`cksst_last_error`] returns. `CKSST_OK` (0) is success; functions that answer a question
 //!   return 1 (yes / "maybe present") or 0 (no). An answer of "maybe" is the safe one: code that
-//!   reads the table whenever the result is not 0 never loses a key, even on an error.
+//!   reads the table whenever the result is not 0 never loses a key, even on an error. Batch
+//!   calls, which return `CKSST_OK` or an error, set every answer of their output array to
+//!   true ("maybe") before anything else, so that after an error it still says "read the
+//!   table".
 //! * **Handles** are opaque, created by a `*_new` or `*_open` function and released by their
 //!   `*_free` function (which accepts NULL). Bytes the library returns are released with
 //!   [`cksst_bytes_free`].
+//! * **Outputs.** A function that makes a handle or bytes first stores NULL (and 0 for a
+//!   length) through its output pointers, once it has checked them: after any failure they hold
+//!   NULL and 0, which the `*_free` functions accept, never a value left from earlier use.
 //! * **Pointers and lengths** are checked: NULL where a value is required gives
 //!   `CKSST_ERR_INVALID_ARGUMENT`; a NULL pointer with length 0 is an empty key. What cannot be
 //!   checked — that a pointer points at as many bytes as its length says, that bytes a view
@@ -256,33 +262,31 @@ unsafe fn bytes<'a>(ptr: *const u8, len: usize, what: &str) -> Result<&'a [u8], 
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
 
-/// `len` writable elements at `ptr`, NULL allowed when `len` is 0.
+/// The caller's `n` answers at `ptr` (NULL allowed when `n` is 0), each set to "maybe" (true)
+/// first: a batch call checks them before anything else, so that if it then fails, every
+/// answer says "read the table". The caller's memory may be uninitialized: it is written
+/// through the raw pointer, and only then borrowed as `bool`s.
 ///
 /// # Safety
-/// Unless NULL, `ptr` points at `len` writable, aligned `T`s nothing else accesses meanwhile.
-unsafe fn out_slice<'a, T>(ptr: *mut T, len: usize, what: &str) -> Result<&'a mut [T], Failure> {
-    if len == 0 {
+/// Unless NULL, `ptr` points at `n` writable, aligned `bool`s nothing else accesses meanwhile.
+unsafe fn answers_out<'a>(ptr: *mut bool, n: usize, what: &str) -> Result<&'a mut [bool], Failure> {
+    if n == 0 {
         return Ok(&mut []);
     }
     if ptr.is_null() {
+        return Err(Failure::argument(format!("{what} is NULL with length {n}")));
+    }
+    if n > isize::MAX as usize {
         return Err(Failure::argument(format!(
-            "{what} is NULL with length {len}"
+            "{what}'s length {n} is too large"
         )));
     }
-    if !ptr.is_aligned() {
-        return Err(Failure::argument(format!("{what} is not aligned")));
-    }
-    if len
-        .checked_mul(size_of::<T>().max(1))
-        .is_none_or(|n| n > isize::MAX as usize)
-    {
-        return Err(Failure::argument(format!(
-            "{what}'s length {len} is too large"
-        )));
-    }
-    // SAFETY: not NULL, aligned (checked), and no larger than isize::MAX bytes (checked); the
-    // caller guarantees `len` writable elements that nothing else accesses during the call.
-    Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
+    // SAFETY: not NULL and at most isize::MAX bytes (checked; a `bool` is one byte, alignment
+    // 1); the caller guarantees `n` writable bytes that nothing else accesses during the call.
+    // Byte 1 is `true`, so every element is a valid `bool` after this, whatever it held.
+    unsafe { ptr::write_bytes(ptr, 1, n) };
+    // SAFETY: the same `n` bytes, now initialized `bool`s, borrowed for the call only.
+    Ok(unsafe { std::slice::from_raw_parts_mut(ptr, n) })
 }
 
 /// `len` elements at `ptr` to read, NULL allowed when `len` is 0.
@@ -350,6 +354,34 @@ unsafe fn put<T>(out: *mut T, value: T, what: &str) -> Result<(), Failure> {
     // `T`. `write` does not drop the old value, which may be uninitialized.
     unsafe { out.write(value) };
     Ok(())
+}
+
+/// Stores NULL through the output pointer `out` of a function that makes a handle or bytes, the
+/// first thing it does, so that a caller's cleanup path after a failure finds NULL rather than
+/// a value left from earlier use. `Err` if `out` is NULL or misaligned.
+///
+/// # Safety
+/// Unless NULL, `out` points at a writable pointer.
+unsafe fn clear<T>(out: *mut *mut T, what: &str) -> Result<(), Failure> {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { put(out, ptr::null_mut(), what) }
+}
+
+/// [`clear`] for the pointer and length of bytes handed out: NULL and 0.
+///
+/// # Safety
+/// Unless NULL, `out` points at a writable pointer and `out_len` at a writable `size_t`.
+unsafe fn clear_bytes(out: *mut *mut u8, out_len: *mut usize) -> Result<(), Failure> {
+    if out.is_null() || out_len.is_null() {
+        return Err(Failure::argument(
+            "the output pointer or its length is NULL",
+        ));
+    }
+    // SAFETY: the caller's contract, as stated.
+    unsafe {
+        put(out_len, 0, "the length pointer")?;
+        clear(out, "the output pointer")
+    }
 }
 
 /// Stores a new handle holding `value` through `out`: `CKSST_OK`, or the error with nothing
@@ -708,11 +740,8 @@ unsafe fn finish(
     compact: bool,
 ) -> c_int {
     boundary(|| {
-        if bytes.is_null() || len.is_null() {
-            return Err(Failure::argument(
-                "the output pointer or its length is NULL",
-            ));
-        }
+        // SAFETY: the caller's contract.
+        unsafe { clear_bytes(bytes, len) }?;
         // SAFETY: the caller's contract.
         let b = unsafe { handle_mut(builder, "builder") }?;
         let out = std::mem::take(built(b, compact)?);
@@ -734,6 +763,8 @@ unsafe fn finish_into(
 ) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract.
+        unsafe { put(len, 0, "len") }?;
+        // SAFETY: the caller's contract.
         let b = unsafe { handle_mut(builder, "builder") }?;
         let file = built(b, compact)?;
         // SAFETY: the caller's contract.
@@ -747,9 +778,20 @@ unsafe fn finish_into(
                 ),
             ));
         }
-        // SAFETY: the caller's contract.
-        let out = unsafe { out_slice(buf, capacity, "buf") }?;
-        out[..file.len()].copy_from_slice(file);
+        if file.is_empty() {
+            return Ok(CKSST_OK);
+        }
+        if buf.is_null() {
+            return Err(Failure::argument(format!(
+                "buf is NULL with capacity {capacity}"
+            )));
+        }
+        // SAFETY: `buf` is not NULL and the caller guarantees `capacity ≥ file.len()` writable
+        // bytes there (checked above against the length), at any alignment (bytes); the bytes
+        // written are exactly the filter's, through the raw pointer, so no reference is made
+        // to the rest of the caller's buffer, which may be uninitialized. `file` is the
+        // library's own memory, so the two do not overlap.
+        unsafe { ptr::copy_nonoverlapping(file.as_ptr(), buf, file.len()) };
         Ok(CKSST_OK)
     })
 }
@@ -774,7 +816,8 @@ pub unsafe extern "C" fn cksst_builder_finish(
 /// Finishes the filter into the caller's buffer `buf` of `capacity` bytes (any alignment) and
 /// stores its length in `*len`. If the buffer is too small, returns
 /// `CKSST_ERR_BUFFER_TOO_SMALL` with the length needed in `*len` and keeps the filter: call
-/// again with a larger buffer (`capacity` 0 and `buf` NULL ask for the length).
+/// again with a larger buffer (`capacity` 0 and `buf` NULL ask for the length). After any other
+/// error `*len` is 0.
 ///
 /// # Safety
 /// `builder` is a live builder used by no other thread; `buf` is NULL or points at `capacity`
@@ -855,12 +898,11 @@ unsafe fn open_view(
     verify: bool,
 ) -> c_int {
     boundary(|| {
+        // SAFETY: the caller's contract: `out` is NULL or writable.
+        unsafe { clear(out, "the output pointer") }?;
         // SAFETY: the caller's contract: the bytes outlive the view (so `'static` is only as
         // long as the caller keeps them, which each opening function documents).
         let data: &'static [u8] = unsafe { bytes(bytes_ptr, len, "bytes") }?;
-        if out.is_null() {
-            return Err(Failure::argument("the output pointer is NULL"));
-        }
         let inner = if verify {
             FilterRef::from_bytes(data)?
         } else {
@@ -956,11 +998,11 @@ pub unsafe extern "C" fn cksst_view_contains_batch(
 ) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
-        let (v, hashes, out) = unsafe {
+        let (out, v, hashes) = unsafe {
             (
+                answers_out(out, n, "out")?,
                 handle(view, "view")?,
                 in_slice(hashes, n, "hashes")?,
-                out_slice(out, n, "out")?,
             )
         };
         let hashes: Vec<KeyHash> = hashes.iter().map(|&h| KeyHash::from_u64(h)).collect();
@@ -984,11 +1026,11 @@ pub unsafe extern "C" fn cksst_view_contains_keys(
 ) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
-        let (v, hashes, out) = unsafe {
+        let (out, v, hashes) = unsafe {
             (
+                answers_out(out, n, "out")?,
                 handle(view, "view")?,
                 hash_keys(keys, lens, n)?,
-                out_slice(out, n, "out")?,
             )
         };
         v.inner.contains_batch(&hashes, out);
@@ -1065,6 +1107,8 @@ pub unsafe extern "C" fn cksst_view_set_new(
 ) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
+        unsafe { clear(set, "the output pointer") }?;
+        // SAFETY: the caller's contract, as stated.
         let views = unsafe { in_slice(views, n, "views") }?;
         let filters = views
             .iter()
@@ -1119,7 +1163,7 @@ pub unsafe extern "C" fn cksst_view_set_contains_each(
 ) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
-        let (s, out) = unsafe { (handle(set, "set")?, out_slice(out, n, "out")?) };
+        let (out, s) = unsafe { (answers_out(out, n, "out")?, handle(set, "set")?) };
         if n != s.filters.len() {
             return Err(Failure::argument(format!(
                 "out has {n} entries for a set of {} views",
@@ -1234,10 +1278,9 @@ unsafe fn open_mapped(
 ) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract.
+        unsafe { clear(out, "the output pointer") }?;
+        // SAFETY: the caller's contract.
         let path = unsafe { path_of(path) }?;
-        if out.is_null() {
-            return Err(Failure::argument("the output pointer is NULL"));
-        }
         let inner = open(path)?;
         // SAFETY: the caller's contract: `out` is NULL or writable.
         unsafe { give(cksst_mapped { inner }, out) }
@@ -1289,9 +1332,8 @@ pub unsafe extern "C" fn cksst_mapped_open_range(
     mapped: *mut *mut cksst_mapped,
 ) -> c_int {
     boundary(|| {
-        if mapped.is_null() {
-            return Err(Failure::argument("the output pointer is NULL"));
-        }
+        // SAFETY: the caller's contract, as stated.
+        unsafe { clear(mapped, "the output pointer") }?;
         // SAFETY: the caller's contract, as stated.
         let file = unsafe { file_of(fd) }?;
         let inner = if lazy != 0 {
@@ -1401,11 +1443,11 @@ pub unsafe extern "C" fn cksst_mapped_contains_batch(
 ) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
-        let (m, hashes, out) = unsafe {
+        let (out, m, hashes) = unsafe {
             (
+                answers_out(out, n, "out")?,
                 handle(mapped, "mapped")?,
                 in_slice(hashes, n, "hashes")?,
-                out_slice(out, n, "out")?,
             )
         };
         let hashes: Vec<KeyHash> = hashes.iter().map(|&h| KeyHash::from_u64(h)).collect();
@@ -1469,6 +1511,8 @@ pub unsafe extern "C" fn cksst_growable_new(
 ) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
+        unsafe { clear(filter, "the output pointer") }?;
+        // SAFETY: the caller's contract, as stated.
         let config = unsafe { config_of(config) }?;
         let inner = ScalableCuckooFilter::new(config)?;
         // SAFETY: the caller's contract: `filter` is NULL or writable.
@@ -1486,6 +1530,8 @@ pub unsafe extern "C" fn cksst_growable_open(
     filter: *mut *mut cksst_growable,
 ) -> c_int {
     boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe { clear(filter, "the output pointer") }?;
         // SAFETY: the caller's contract, as stated.
         let path = unsafe { path_of(path) }?;
         let data = std::fs::read(&path).map_err(|e| Failure::from(Error::Io(e)))?;
@@ -1507,6 +1553,8 @@ pub unsafe extern "C" fn cksst_growable_from_bytes(
     filter: *mut *mut cksst_growable,
 ) -> c_int {
     boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe { clear(filter, "the output pointer") }?;
         // SAFETY: the caller's contract, as stated.
         let data = unsafe { bytes(bytes_ptr, len, "bytes") }?;
         let inner = ScalableCuckooFilter::from_bytes(data)?;
@@ -1663,6 +1711,8 @@ pub unsafe extern "C" fn cksst_growable_to_bytes(
     len: *mut usize,
 ) -> c_int {
     boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe { clear_bytes(bytes, len) }?;
         // SAFETY: the caller's contract, as stated.
         let f = unsafe { handle(filter, "filter") }?;
         // SAFETY: the caller's contract, as stated.

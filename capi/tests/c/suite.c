@@ -53,6 +53,10 @@
 
 static unsigned long long checks;
 static char context[512];
+/* With CKSST_SUITE_KEEP_GOING set, a failed check is reported and counted, and the suite goes
+ * on (to see every check a change fails, not the first); it still exits with status 1. */
+static int keep_going;
+static unsigned long long failed;
 
 static void fail(const char *file, int line, const char *expr, const char *detail)
 {
@@ -67,6 +71,10 @@ static void fail(const char *file, int line, const char *expr, const char *detai
     }
     fprintf(stderr, "  cksst_last_error(): \"%s\"\n", e != NULL ? e : "(NULL)");
     fprintf(stderr, "  (%llu checks had passed)\n", checks);
+    if (keep_going) {
+        ++failed;
+        return;
+    }
     exit(1);
 }
 
@@ -1677,6 +1685,154 @@ static void section_bad_config(void)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Issue 40's review of the C interface: what a caller is left with when a call fails. */
+
+/* Every answer in `answers` is "maybe" (true). */
+static int all_maybe(const bool *answers, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (!answers[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void section_review(void)
+{
+    const fixture *f0 = &singles[0];
+    /* A value left from earlier use: a failed call must not leave it for a cleanup path. */
+    void *stale = &checks;
+    cksst_view *v, *good = NULL, *views[2];
+    cksst_view_set *set;
+    cksst_mapped *m;
+    cksst_growable *g;
+    cksst_builder *b;
+    cksst_config cfg;
+    uint8_t *bytes;
+    size_t len, i;
+    bool answers[4];
+    const uint8_t *keys[4];
+    size_t lens[4];
+    uint64_t hashes[4];
+    char path[4096];
+    static const uint8_t junk[16] = "not a filter....";
+
+    /* Finding 2: output pointers hold NULL (and lengths 0) after a failure. */
+    set_context("finding 2: a failed open leaves NULL in its output");
+    v = (cksst_view *)stale;
+    CHECK_FAILS(cksst_view_open(junk, sizeof junk, &v));
+    CHECK(v == NULL);
+    v = (cksst_view *)stale;
+    CHECK_FAILS(cksst_view_open_trusted(junk, sizeof junk, &v));
+    CHECK(v == NULL);
+    v = (cksst_view *)stale;
+    CHECK_ERR(cksst_view_open(NULL, 5, &v), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(v == NULL);
+    path_in(path, sizeof path, "no such file.cksst");
+    m = (cksst_mapped *)stale;
+    CHECK_ERR(cksst_mapped_open(path, &m), CKSST_ERR_IO);
+    CHECK(m == NULL);
+    m = (cksst_mapped *)stale;
+    CHECK_ERR(cksst_mapped_open_lazy(path, &m), CKSST_ERR_IO);
+    CHECK(m == NULL);
+    m = (cksst_mapped *)stale;
+    CHECK_FAILS(cksst_mapped_open_range(-1, 0, 64, 0, &m));
+    CHECK(m == NULL);
+    g = (cksst_growable *)stale;
+    CHECK_ERR(cksst_growable_open(path, &g), CKSST_ERR_IO);
+    CHECK(g == NULL);
+    g = (cksst_growable *)stale;
+    CHECK_FAILS(cksst_growable_from_bytes(junk, sizeof junk, &g));
+    CHECK(g == NULL);
+    CHECK_RC(cksst_config_init(&cfg, 1000), CKSST_OK);
+    cfg.bucket_size = 3;
+    g = (cksst_growable *)stale;
+    CHECK_ERR(cksst_growable_new(&cfg, &g), CKSST_ERR_INVALID_CONFIG);
+    CHECK(g == NULL);
+    views[0] = NULL;
+    set = (cksst_view_set *)stale;
+    CHECK_ERR(cksst_view_set_new((const cksst_view *const *)views, 1, &set),
+              CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(set == NULL);
+    set_context("finding 2: a failed finish leaves NULL and 0 in its outputs");
+    b = cksst_builder_new(&cfg);
+    CHECK(b != NULL);
+    bytes = (uint8_t *)stale;
+    len = 77;
+    CHECK_ERR(cksst_builder_finish(b, &bytes, &len), CKSST_ERR_INVALID_CONFIG);
+    CHECK(bytes == NULL && len == 0);
+    bytes = (uint8_t *)stale;
+    len = 77;
+    CHECK_ERR(cksst_builder_finish_compact(b, &bytes, &len), CKSST_ERR_INVALID_CONFIG);
+    CHECK(bytes == NULL && len == 0);
+    len = 77;
+    CHECK_ERR(cksst_builder_finish_into(b, NULL, 0, &len), CKSST_ERR_INVALID_CONFIG);
+    CHECK(len == 0);
+    cksst_builder_free(b);
+    bytes = (uint8_t *)stale;
+    len = 77;
+    CHECK_ERR(cksst_growable_to_bytes(NULL, &bytes, &len), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(bytes == NULL && len == 0);
+
+    /* Finding 4: a batch call that fails answers "maybe" for every key. */
+    set_context("finding 4: batch outputs are \"maybe\" after an error");
+    for (i = 0; i < 4; i++) {
+        keys[i] = key(&ak, i);
+        lens[i] = KEY_LEN;
+        hashes[i] = ak.hashes[i];
+    }
+    memset(answers, 0, sizeof answers);
+    CHECK_ERR(cksst_view_contains_batch(NULL, hashes, 4, answers), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(all_maybe(answers, 4));
+    memset(answers, 0, sizeof answers);
+    CHECK_ERR(cksst_view_contains_keys(NULL, keys, lens, 4, answers), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(all_maybe(answers, 4));
+    memset(answers, 0, sizeof answers);
+    CHECK_ERR(cksst_mapped_contains_batch(NULL, hashes, 4, answers), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(all_maybe(answers, 4));
+    CHECK_RC(cksst_view_open(f0->bytes, f0->len, &good), CKSST_OK);
+    memset(answers, 0, sizeof answers);
+    CHECK_ERR(cksst_view_contains_batch(good, NULL, 4, answers), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(all_maybe(answers, 4));
+    /* A NULL key among them. */
+    keys[2] = NULL;
+    memset(answers, 0, sizeof answers);
+    CHECK_ERR(cksst_view_contains_keys(good, keys, lens, 4, answers), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(all_maybe(answers, 4));
+    views[0] = good;
+    views[1] = good;
+    CHECK_RC(cksst_view_set_new((const cksst_view *const *)views, 2, &set), CKSST_OK);
+    memset(answers, 0, sizeof answers);
+    CHECK_ERR(cksst_view_set_contains_each(set, hashes[0], answers, 3),
+              CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(all_maybe(answers, 3));
+    cksst_view_set_free(set);
+    cksst_view_free(good);
+
+    /* Finding 7: finish_into writes the filter's bytes and nothing after them (it used to
+     * borrow the whole stated capacity, uninitialized memory included, as Rust bytes). */
+    set_context("finding 7: finish_into writes only the filter's bytes");
+    b = cksst_builder_new(NULL);
+    CHECK(b != NULL);
+    for (i = 0; i < 40; i++) {
+        CHECK_RC(cksst_builder_add_key(b, key(&pk, i), KEY_LEN), CKSST_OK);
+    }
+    CHECK_ERR(cksst_builder_finish_compact_into(b, NULL, 0, &len), CKSST_ERR_BUFFER_TOO_SMALL);
+    bytes = xmalloc(len + 64);
+    memset(bytes + len, 0xEE, 64);
+    CHECK_RC(cksst_builder_finish_compact_into(b, bytes, len + 64, &len), CKSST_OK);
+    for (i = 0; i < 64; i++) {
+        CHECKF(bytes[len + i] == 0xEE, "byte %zu after the block was written", i);
+    }
+    CHECK_RC(cksst_compact_contains(bytes, len, key(&pk, 7), KEY_LEN), 1);
+    free(bytes);
+    cksst_builder_free(b);
+
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 /* Runs one section and reports how many checks it made. */
 static void section(const char *name, void (*run)(void))
@@ -1697,6 +1853,7 @@ int main(int argc, char **argv)
         return 2;
     }
     dir = argv[1];
+    keep_going = getenv("CKSST_SUITE_KEEP_GOING") != NULL;
     /* No call has failed yet on this thread. */
     CHECK(cksst_last_error() != NULL && cksst_last_error()[0] == '\0');
 
@@ -1736,6 +1893,7 @@ int main(int argc, char **argv)
     section("5a. bad input: NULL handles and pointers", section_null_arguments);
     section("5b. bad input: truncated, damaged, foreign and missing files", section_bad_bytes);
     section("5c. bad input: impossible configurations", section_bad_config);
+    section("6. failure paths (issue 40's review)", section_review);
 
     free(out);
     keyset_free(&pk);
@@ -1747,6 +1905,10 @@ int main(int argc, char **argv)
     }
     free(growable.bytes);
     free(growable.answers);
+    if (failed > 0) {
+        printf("suite.c: %llu of %llu checks failed\n", failed, checks);
+        return 1;
+    }
     printf("suite.c: all %llu checks passed\n", checks);
     return 0;
 }
