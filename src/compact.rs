@@ -4,13 +4,16 @@
 //! a full file's header, level table and checksums would take 200 more.
 //!
 //! The buckets are the classic level's (FORMAT.md §2.1, §3), so lookups run through the same
-//! [`FilterRef`] kernels: the reader copies the block's buckets into a zero-padded buffer of
-//! the region's length (on the stack for small blocks), since the block stores no padding.
+//! kernels as [`FilterRef`]'s. The block stores no padding, which a bucket's wide loads read
+//! past: a [`CompactFilter`] copies the buckets into a zero-padded region once; the one-shot
+//! lookup copies only the bytes of its two buckets into a small padded window, so that it
+//! costs the same on a block of any size.
 
 use crate::config::{Config, DEFAULT_SEED};
 use crate::error::{Error, Result};
 use crate::hash::{self, KeyHash};
-use crate::table::{self, Codec, Encoding, Geometry, TableBuf, with_codec};
+use crate::table::raw::Region;
+use crate::table::{self, Codec, Encoding, Geometry, TableBuf, kernel, with_codec};
 use crate::view::FilterRef;
 
 /// The first byte of a compact block: `0xC` in the high nibble marks a compact block (a full
@@ -28,8 +31,9 @@ pub(crate) const SEED_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
 /// retries 12), so that a damaged index of 16 or more is refused rather than read with the
 /// wrong seed (FORMAT.md §11.2, step 5).
 pub(crate) const SEED_INDICES: u8 = 16;
-/// Region sizes up to this are padded on the stack by the one-shot lookups.
-const STACK_REGION: usize = 1024;
+/// Bytes of the window a one-shot lookup reads its two buckets from: two groups of at most 32
+/// bytes (see [`contains_in_place`]) and the 16 bytes of slack, in whole cache lines.
+const WINDOW: usize = 128;
 /// Up to this many distinct keys, the builder places keys by an exact matching in the fewest
 /// buckets that hold them; above, it sizes the table as [`FilterBuilder`](crate::FilterBuilder)
 /// does (for the 95 % load that relocation reaches) and places keys the same way.
@@ -155,18 +159,40 @@ fn parse(block: &[u8]) -> Result<Parsed<'_>> {
     Ok(Parsed { geo, seed, body })
 }
 
-/// Runs `f` on the view of a parsed block, its buckets copied into a zero-padded region.
-fn with_view<T>(p: &Parsed<'_>, f: impl FnOnce(FilterRef<'_>) -> T) -> Result<T> {
-    let n = p.geo.table_bytes();
-    if n <= STACK_REGION {
-        let mut buf = [0u8; STACK_REGION];
-        buf[..p.body.len()].copy_from_slice(p.body);
-        Ok(f(FilterRef::new(p.geo, p.seed, 0, &buf[..n])))
-    } else {
-        let mut t = TableBuf::zeroed(n)?;
-        t.bytes_mut()[..p.body.len()].copy_from_slice(p.body);
-        Ok(f(FilterRef::new(p.geo, p.seed, 0, t.bytes())))
+/// Whether the key of hash `h` may be in the parsed, nonempty block, read in place: each of
+/// its two buckets with the buckets that share its bytes — a group of `g` buckets, `g` the
+/// fewest that fill whole bytes (1, 2 or 4: bucket widths are even), at most 32 bytes — is
+/// copied into a zeroed window of two groups, the table of `2g` buckets that the kernel
+/// probes at the buckets' places in their groups. The same answer as a probe of the whole
+/// region (a bucket's bits decide it), at the cost of a few dozen bytes whatever the block's
+/// size.
+fn contains_in_place(p: &Parsed<'_>, h: KeyHash) -> bool {
+    let geo = &p.geo;
+    let s = hash::locate(hash::seeded(h, p.seed), geo.num_buckets(), geo.fp_bits());
+    let bucket_bits = geo.encoding().bucket_bits(geo.bucket_size(), geo.fp_bits());
+    let g = 8u64 >> bucket_bits.trailing_zeros().min(3);
+    let group = (g * bucket_bits / 8) as usize;
+    // The same layout as the block's, which parsed: it cannot fail. "Maybe" if it did.
+    let Ok(window_geo) = Geometry::new(2 * g, geo.bucket_size(), geo.fp_bits(), geo.encoding())
+    else {
+        return true;
+    };
+    let mut buf = [0u8; WINDOW];
+    for (k, i) in [s.i1, s.i2].into_iter().enumerate() {
+        let start = ((i - i % g) * bucket_bits / 8) as usize;
+        let src = p.body.get(start..).unwrap_or_default();
+        let n = src.len().min(group);
+        if let (Some(to), Some(from)) = (buf.get_mut(k * group..k * group + n), src.get(..n)) {
+            to.copy_from_slice(from);
+        }
     }
+    let Some(region) = buf
+        .get(..window_geo.table_bytes())
+        .and_then(|w| Region::new(w, &window_geo))
+    else {
+        return true;
+    };
+    kernel::contains(&window_geo, region, s.i1 % g, g + s.i2 % g, s.fp)
 }
 
 /// A compact filter block (FORMAT.md §11) ready for lookups: its buckets copied into a padded
@@ -258,7 +284,7 @@ impl CompactFilter {
         if p.body.is_empty() {
             return Ok(false);
         }
-        with_view(&p, |v| v.contains_hash(h))
+        Ok(contains_in_place(&p, h))
     }
 
     /// The view every lookup goes through.
@@ -690,10 +716,30 @@ mod tests {
 
     #[test]
     fn one_shot_and_owned_lookups_agree_on_blocks_of_every_size() {
-        // Across the stack/heap boundary of the one-shot path.
-        for n in [0usize, 1, 10, 700, 1000, 3000, 5000] {
+        // Bucket groups of 1 (16 bits), 4 (14), 2 (36 and semi-sorted 36) in the one-shot
+        // lookup's window, on blocks of every size and at their last buckets.
+        for (e, b, f) in [
+            (Encoding::SemiSorted, 4, 10),
+            (Encoding::Plain, 2, 8),
+            (Encoding::Packed, 2, 7),
+            (Encoding::Packed, 4, 9),
+        ] {
+            for n in [0usize, 1, 10, 700, 1000, 3000, 5000] {
+                one_shot_agrees(
+                    Config::new(0)
+                        .encoding(e)
+                        .bucket_size(b)
+                        .fingerprint_bits(f),
+                    n,
+                );
+            }
+        }
+    }
+
+    fn one_shot_agrees(config: Config, n: usize) {
+        {
             let hashes = keys(n, n as u64);
-            let mut b = crate::FilterBuilder::new(Config::new(0));
+            let mut b = crate::FilterBuilder::new(config);
             for &h in &hashes {
                 b.add_hash(KeyHash::from_u64(h));
             }
