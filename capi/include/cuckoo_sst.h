@@ -31,7 +31,10 @@
 // buckets take. Nothing changed and the key is found.
 #define CKSST_ERR_TOO_MANY_COPIES -4
 
-// Memory for a table could not be allocated.
+// Memory could not be had: for a filter's table, a builder's keys (8 bytes a key), a handle,
+// a file's bytes. The call changed nothing; a builder keeps the keys added before.
+// (Allocations of a few dozen bytes inside a filter's code still abort the process where
+// they fail, as Rust's do: only where the address space is already exhausted.)
 #define CKSST_ERR_OUT_OF_MEMORY -5
 
 // Reading or writing a file failed (the message has the operating system's reason).
@@ -85,6 +88,13 @@
 // Builds the filter of an SSTable from all of its keys: add them, then finish into bytes.
 // The filter is sized exactly for the distinct keys added (duplicates are dropped).
 //
+// Memory: 8 bytes a key while keys are added, taken as they come; finishing needs about 8
+// more a key for a while, then the filter. Where that memory cannot be had, adding a key and
+// finishing return `CKSST_ERR_OUT_OF_MEMORY` and keep the keys added so far (finish again
+// once memory is free), and [`cksst_builder_new`] returns NULL: the process is not aborted.
+// (Below 134 million keys. The filter's own table and the file's bytes are allocated
+// fallibly too; a compact block of more than 4096 keys is not.)
+//
 // Thread safety: one thread at a time (it may move between threads).
 typedef struct cksst_builder cksst_builder;
 
@@ -118,8 +128,14 @@ typedef struct cksst_view_set cksst_view_set;
 
 // Settings for a filter; fill one with [`cksst_config_init`] and change what you need.
 // Zero in `bucket_size`, `fingerprint_bits` or `encoding` lets the library choose (the layout
-// with the fewest bits per key that meets `false_positive_rate`).
+// with the fewest bits per key that meets `false_positive_rate`). A configuration that
+// `cksst_config_init` did not fill (`= {0}`, say) is refused, with a message that says so.
 typedef struct {
+  // `sizeof(cksst_config)` as the caller's header declares it, which `cksst_config_init`
+  // sets. Fields may be added at the end in later versions: a library then reads the fields
+  // that the caller's size covers and takes the defaults for the rest. This version knows
+  // one size and refuses any other (0: not initialized).
+  size_t size;
   // Keys the filter must hold (for a builder, only a hint: it is sized for the keys added).
   uint64_t capacity;
   // The target false-positive rate, in (0, 1); 0.01 by default.
@@ -184,19 +200,21 @@ uint64_t cksst_hash(const uint8_t *key, size_t len);
 int cksst_config_init(cksst_config *config, uint64_t capacity);
 
 // A builder for the keys to come, following `config` (NULL: the defaults). NULL if the
-// memory for it cannot be had. Invalid settings are reported when it finishes.
+// memory for it cannot be had (the message says so). Invalid settings are reported when it
+// finishes.
 //
 // # Safety
 // `config` is NULL or points at an initialized `cksst_config`.
 cksst_builder *cksst_builder_new(const cksst_config *config);
 
-// Adds a key. `CKSST_ERR_FINISHED` after the filter was finished.
+// Adds a key. `CKSST_ERR_FINISHED` after the filter was finished; `CKSST_ERR_OUT_OF_MEMORY`
+// (the key not added, the others kept) where its 8 bytes cannot be had.
 //
 // # Safety
 // `builder` is a live builder used by no other thread; `key` is NULL or points at `len` bytes.
 int cksst_builder_add_key(cksst_builder *builder, const uint8_t *key, size_t len);
 
-// Adds a key by its hash ([`cksst_hash`]).
+// Adds a key by its hash ([`cksst_hash`]), as [`cksst_builder_add_key`] does.
 //
 // # Safety
 // `builder` is a live builder used by no other thread.

@@ -49,6 +49,7 @@
 #![deny(missing_docs)]
 #![allow(non_camel_case_types)]
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char, c_int};
 use std::fs::File;
@@ -78,7 +79,10 @@ pub const CKSST_ERR_FULL: c_int = -3;
 /// A growable filter refused another copy of a key it already holds as many copies of as its
 /// buckets take. Nothing changed and the key is found.
 pub const CKSST_ERR_TOO_MANY_COPIES: c_int = -4;
-/// Memory for a table could not be allocated.
+/// Memory could not be had: for a filter's table, a builder's keys (8 bytes a key), a handle,
+/// a file's bytes. The call changed nothing; a builder keeps the keys added before.
+/// (Allocations of a few dozen bytes inside a filter's code still abort the process where
+/// they fail, as Rust's do: only where the address space is already exhausted.)
 pub const CKSST_ERR_OUT_OF_MEMORY: c_int = -5;
 /// Reading or writing a file failed (the message has the operating system's reason).
 pub const CKSST_ERR_IO: c_int = -6;
@@ -117,19 +121,30 @@ pub const CKSST_ENCODING_SEMI_SORTED: u32 = 3;
 /// What went wrong on this thread, for the message.
 struct Failure {
     code: c_int,
-    message: String,
+    /// A static message where even a small allocation may fail (out of memory).
+    message: Cow<'static, str>,
 }
 
 impl Failure {
-    fn new(code: c_int, message: impl Into<String>) -> Failure {
+    fn new(code: c_int, message: impl Into<Cow<'static, str>>) -> Failure {
         Failure {
             code,
             message: message.into(),
         }
     }
 
-    fn argument(message: impl Into<String>) -> Failure {
+    fn argument(message: impl Into<Cow<'static, str>>) -> Failure {
         Failure::new(CKSST_ERR_INVALID_ARGUMENT, message)
+    }
+
+    /// Out of memory for `what`: a static message, which needs no allocation.
+    fn out_of_memory(what: &'static str) -> Failure {
+        Failure::new(CKSST_ERR_OUT_OF_MEMORY, what)
+    }
+
+    /// The same failure again (a builder reports its error each time it is asked).
+    fn again(&self) -> Failure {
+        Failure::new(self.code, self.message.clone())
     }
 }
 
@@ -156,8 +171,36 @@ impl From<Error> for Failure {
     }
 }
 
+/// The last error's message: its own copy, or a static one where memory for a copy could not
+/// be had.
+enum LastError {
+    Static(&'static CStr),
+    Owned(CString),
+}
+
+impl LastError {
+    /// The message `text` as a C string (NUL bytes inside it become spaces), allocated
+    /// fallibly: a failure out of memory must not abort while it is reported.
+    fn of(text: &str) -> LastError {
+        let mut bytes = Vec::new();
+        if bytes.try_reserve_exact(text.len() + 1).is_err() {
+            return LastError::Static(c"out of memory (the message could not be stored)");
+        }
+        bytes.extend(text.bytes().map(|b| if b == 0 { b' ' } else { b }));
+        // No NUL inside, and room for the terminator: no allocation, no error.
+        CString::new(bytes).map_or(LastError::Static(c""), LastError::Owned)
+    }
+
+    fn as_ptr(&self) -> *const c_char {
+        match self {
+            LastError::Static(s) => s.as_ptr(),
+            LastError::Owned(s) => s.as_ptr(),
+        }
+    }
+}
+
 thread_local! {
-    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    static LAST_ERROR: RefCell<LastError> = const { RefCell::new(LastError::Static(c"")) };
 }
 
 /// Runs `body` at the boundary: its error is recorded for [`cksst_last_error`] and returned
@@ -178,7 +221,7 @@ fn boundary(body: impl FnOnce() -> Result<c_int, Failure>) -> c_int {
             )
         }
     };
-    let message = CString::new(failure.message.replace('\0', " ")).unwrap_or_default();
+    let message = LastError::of(&failure.message);
     // Even recording the message must not unwind into C (a thread being torn down).
     let _ = LAST_ERROR.try_with(|last| *last.borrow_mut() = message);
     failure.code
@@ -384,6 +427,25 @@ unsafe fn clear_bytes(out: *mut *mut u8, out_len: *mut usize) -> Result<(), Fail
     }
 }
 
+/// `value` on the heap, as `Box::into_raw(Box::new(value))` makes it, or `OutOfMemory` where
+/// `Box::new` would abort the process.
+fn try_box<T>(value: T) -> Result<*mut T, Failure> {
+    let layout = std::alloc::Layout::new::<T>();
+    if layout.size() == 0 {
+        return Ok(Box::into_raw(Box::new(value)));
+    }
+    // SAFETY: the layout's size is not zero (checked).
+    let p = unsafe { std::alloc::alloc(layout) }.cast::<T>();
+    if p.is_null() {
+        return Err(Failure::out_of_memory("out of memory for a handle"));
+    }
+    // SAFETY: `p` is a fresh allocation of the global allocator with `T`'s layout, so it is
+    // aligned and writable for a `T`, and `Box::from_raw` may own it (the layout a `Box<T>`
+    // frees with); [`free`] releases it that way.
+    unsafe { p.write(value) };
+    Ok(p)
+}
+
 /// Stores a new handle holding `value` through `out`: `CKSST_OK`, or the error with nothing
 /// left allocated.
 ///
@@ -393,7 +455,7 @@ unsafe fn give<T>(value: T, out: *mut *mut T) -> Result<c_int, Failure> {
     if out.is_null() {
         return Err(Failure::argument("the output pointer is NULL"));
     }
-    let made = Box::into_raw(Box::new(value));
+    let made = try_box(value)?;
     // SAFETY: the caller's contract; on failure the handle is taken back.
     if let Err(e) = unsafe { put(out, made, "the output pointer") } {
         // SAFETY: made just above and not given out.
@@ -495,10 +557,16 @@ pub unsafe extern "C" fn cksst_hash(key: *const u8, len: usize) -> u64 {
 
 /// Settings for a filter; fill one with [`cksst_config_init`] and change what you need.
 /// Zero in `bucket_size`, `fingerprint_bits` or `encoding` lets the library choose (the layout
-/// with the fewest bits per key that meets `false_positive_rate`).
+/// with the fewest bits per key that meets `false_positive_rate`). A configuration that
+/// `cksst_config_init` did not fill (`= {0}`, say) is refused, with a message that says so.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cksst_config {
+    /// `sizeof(cksst_config)` as the caller's header declares it, which `cksst_config_init`
+    /// sets. Fields may be added at the end in later versions: a library then reads the fields
+    /// that the caller's size covers and takes the defaults for the rest. This version knows
+    /// one size and refuses any other (0: not initialized).
+    pub size: usize,
     /// Keys the filter must hold (for a builder, only a hint: it is sized for the keys added).
     pub capacity: u64,
     /// The target false-positive rate, in (0, 1); 0.01 by default.
@@ -532,6 +600,7 @@ pub struct cksst_config {
 pub unsafe extern "C" fn cksst_config_init(config: *mut cksst_config, capacity: u64) -> c_int {
     boundary(|| {
         let value = cksst_config {
+            size: size_of::<cksst_config>(),
             capacity,
             false_positive_rate: DEFAULT_FPR,
             bucket_size: 0,
@@ -559,6 +628,22 @@ unsafe fn config_of(config: *const cksst_config) -> Result<Config, Failure> {
     let Some(c) = (unsafe { config.as_ref() }) else {
         return Ok(Config::new(0));
     };
+    if c.size != size_of::<cksst_config>() {
+        return Err(Failure::new(
+            CKSST_ERR_INVALID_CONFIG,
+            format!(
+                "the cksst_config's size is {}, this library's is {}: fill it with \
+                 cksst_config_init before changing what you need{}",
+                c.size,
+                size_of::<cksst_config>(),
+                if c.size == 0 {
+                    " (a zeroed configuration is not one)"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
     let capacity = usize::try_from(c.capacity)
         .map_err(|_| Failure::new(CKSST_ERR_INVALID_CONFIG, "capacity: too large"))?;
     let mut out = Config::new(capacity)
@@ -600,13 +685,26 @@ fn answer(yes: bool) -> Result<c_int, Failure> {
 /// Builds the filter of an SSTable from all of its keys: add them, then finish into bytes.
 /// The filter is sized exactly for the distinct keys added (duplicates are dropped).
 ///
+/// Memory: 8 bytes a key while keys are added, taken as they come; finishing needs about 8
+/// more a key for a while, then the filter. Where that memory cannot be had, adding a key and
+/// finishing return `CKSST_ERR_OUT_OF_MEMORY` and keep the keys added so far (finish again
+/// once memory is free), and [`cksst_builder_new`] returns NULL: the process is not aborted.
+/// (Below 134 million keys. The filter's own table and the file's bytes are allocated
+/// fallibly too; a compact block of more than 4096 keys is not.)
+///
 /// Thread safety: one thread at a time (it may move between threads).
 pub struct cksst_builder {
     state: BuilderState,
 }
 
 enum BuilderState {
-    Adding(FilterBuilder),
+    /// The keys' hashes so far, kept here rather than in a [`FilterBuilder`] so that their
+    /// memory is reserved fallibly; `seed` is the configuration's.
+    Adding {
+        config: Config,
+        seed: u64,
+        hashes: Vec<u64>,
+    },
     /// A configuration [`config_of`] refused: keys are accepted and dropped, and finishing
     /// reports the error, as [`cksst_builder_new`] documents.
     Invalid(Failure),
@@ -619,8 +717,13 @@ enum BuilderState {
     Taken,
 }
 
+/// The most hashes a builder reserves room for up front, whatever the capacity hint (1 GiB),
+/// as [`FilterBuilder::new`] does.
+const RESERVE_MAX: u64 = 1 << 27;
+
 /// A builder for the keys to come, following `config` (NULL: the defaults). NULL if the
-/// memory for it cannot be had. Invalid settings are reported when it finishes.
+/// memory for it cannot be had (the message says so). Invalid settings are reported when it
+/// finishes.
 ///
 /// # Safety
 /// `config` is NULL or points at an initialized `cksst_config`.
@@ -630,17 +733,31 @@ pub unsafe extern "C" fn cksst_builder_new(config: *const cksst_config) -> *mut 
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
         let state = match unsafe { config_of(config) } {
-            Ok(config) => BuilderState::Adding(FilterBuilder::new(config)),
+            Ok(c) => {
+                // SAFETY: as above; `config_of` read it already.
+                let (seed, hint) =
+                    unsafe { config.as_ref() }.map_or((DEFAULT_SEED, 0), |c| (c.seed, c.capacity));
+                let mut hashes = Vec::new();
+                // Only a hint: where even the address space cannot be had, keys reserve their
+                // own as they come.
+                let _ = hashes.try_reserve_exact(hint.min(RESERVE_MAX) as usize);
+                BuilderState::Adding {
+                    config: c,
+                    seed,
+                    hashes,
+                }
+            }
             // Reported when the builder finishes, as documented.
             Err(invalid) => BuilderState::Invalid(invalid),
         };
-        made = Box::into_raw(Box::new(cksst_builder { state }));
+        made = try_box(cksst_builder { state })?;
         Ok(CKSST_OK)
     });
     made
 }
 
-/// Adds a key. `CKSST_ERR_FINISHED` after the filter was finished.
+/// Adds a key. `CKSST_ERR_FINISHED` after the filter was finished; `CKSST_ERR_OUT_OF_MEMORY`
+/// (the key not added, the others kept) where its 8 bytes cannot be had.
 ///
 /// # Safety
 /// `builder` is a live builder used by no other thread; `key` is NULL or points at `len` bytes.
@@ -654,7 +771,7 @@ pub unsafe extern "C" fn cksst_builder_add_key(
     boundary(|| unsafe { add(builder, KeyHash::of(bytes(key, len, "key")?)) })
 }
 
-/// Adds a key by its hash ([`cksst_hash`]).
+/// Adds a key by its hash ([`cksst_hash`]), as [`cksst_builder_add_key`] does.
 ///
 /// # Safety
 /// `builder` is a live builder used by no other thread.
@@ -669,8 +786,14 @@ pub unsafe extern "C" fn cksst_builder_add_hash(builder: *mut cksst_builder, has
 unsafe fn add(builder: *mut cksst_builder, h: KeyHash) -> Result<c_int, Failure> {
     // SAFETY: the caller's contract.
     match &mut unsafe { handle_mut(builder, "builder") }?.state {
-        BuilderState::Adding(b) => {
-            b.add_hash(h);
+        BuilderState::Adding { hashes, .. } => {
+            if hashes.try_reserve(1).is_err() {
+                return Err(Failure::out_of_memory(
+                    "out of memory for another key (8 bytes a key): the key was not added, \
+                     the others are kept",
+                ));
+            }
+            hashes.push(h.to_u64());
             Ok(CKSST_OK)
         }
         BuilderState::Invalid(_) => Ok(CKSST_OK),
@@ -689,33 +812,54 @@ unsafe fn add(builder: *mut cksst_builder, h: KeyHash) -> Result<c_int, Failure>
 pub unsafe extern "C" fn cksst_builder_len(builder: *const cksst_builder) -> usize {
     // SAFETY: the caller's contract, as stated.
     match unsafe { builder.as_ref() }.map(|b| &b.state) {
-        Some(BuilderState::Adding(b)) => b.len(),
+        Some(BuilderState::Adding { hashes, .. }) => hashes.len(),
         _ => 0,
     }
 }
 
-/// Builds the filter once, as a file or a compact block; later calls find the bytes.
+/// Builds the filter once, as a file or a compact block; later calls find the bytes. Refusals
+/// that need nothing from the keys (a compact block's seed, memory for the builder's copy of
+/// the keys) leave the keys where they are, to finish otherwise or later.
 fn built(builder: &mut cksst_builder, compact: bool) -> Result<&mut Vec<u8>, Failure> {
-    if let BuilderState::Invalid(f) = &builder.state {
-        return Err(Failure::new(f.code, f.message.clone()));
+    match &builder.state {
+        BuilderState::Invalid(f) => return Err(f.again()),
+        BuilderState::Adding { seed, hashes, .. } => {
+            if compact && *seed != DEFAULT_SEED {
+                return Err(Failure::new(
+                    CKSST_ERR_INVALID_CONFIG,
+                    format!(
+                        "invalid seed: {seed:#x}: a compact block names its seed by an index \
+                         from the default seed; leave the seed at its default (the keys are \
+                         kept: cksst_builder_finish still builds a file)"
+                    ),
+                ));
+            }
+            // The FilterBuilder takes a copy of the hashes (ours are freed before it sorts
+            // them, so the peak is its own); its room is reserved exactly, and fallibly here
+            // first: where it cannot be had, nothing is taken.
+            let mut room: Vec<u64> = Vec::new();
+            if room.try_reserve_exact(hashes.len()).is_err() {
+                return Err(Failure::out_of_memory(
+                    "out of memory for finishing (8 bytes a key more): the keys are kept",
+                ));
+            }
+        }
+        _ => {}
     }
-    if let BuilderState::Adding(_) = builder.state {
-        let BuilderState::Adding(b) = std::mem::replace(&mut builder.state, BuilderState::Taken)
+    if let BuilderState::Adding { .. } = builder.state {
+        let BuilderState::Adding { config, hashes, .. } =
+            std::mem::replace(&mut builder.state, BuilderState::Taken)
         else {
             unreachable!()
         };
-        let finished = if compact {
-            b.finish_compact()
-        } else {
-            b.finish().map(|f| f.to_bytes())
-        };
+        let finished = finish_hashes(config, hashes, compact);
         builder.state = match finished {
             Ok(bytes) => BuilderState::Built { bytes, compact },
             // Finishing again reports the same error.
-            Err(e) => BuilderState::Invalid(e.into()),
+            Err(e) => BuilderState::Invalid(e),
         };
         if let BuilderState::Invalid(f) = &builder.state {
-            return Err(Failure::new(f.code, f.message.clone()));
+            return Err(f.again());
         }
     }
     match &mut builder.state {
@@ -729,6 +873,28 @@ fn built(builder: &mut cksst_builder, compact: bool) -> Result<&mut Vec<u8>, Fai
             "the builder's bytes were already taken",
         )),
     }
+}
+
+/// The file or compact block of the key hashes `hashes`, built by a [`FilterBuilder`].
+fn finish_hashes(config: Config, hashes: Vec<u64>, compact: bool) -> Result<Vec<u8>, Failure> {
+    // Sized for the keys, so that adding them reserves once: the room `built` just found.
+    let mut b = FilterBuilder::new(config.capacity(hashes.len()));
+    for &h in &hashes {
+        b.add_hash(KeyHash::from_u64(h));
+    }
+    drop(hashes);
+    if compact {
+        return Ok(b.finish_compact()?);
+    }
+    let filter = b.finish()?;
+    let mut bytes = Vec::new();
+    if bytes.try_reserve_exact(filter.size_in_bytes()).is_err() {
+        return Err(Failure::out_of_memory(
+            "out of memory for the filter's file bytes",
+        ));
+    }
+    filter.write_to(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// # Safety

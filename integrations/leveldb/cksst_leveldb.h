@@ -45,7 +45,8 @@ extern "C" {
 #define CKSST_LEVELDB_BLOOM_NAME "leveldb.BuiltinBloomFilter2"
 
 /* The filter the cuckoo policy stores when it cannot build one (an error of the builder, or
- * memory it could not have): this single byte, which is not a compact block (its magic
+ * memory it could not have: the C ABI reports out of memory as an error, never an abort):
+ * this single byte, which is not a compact block (its magic
  * nibble is not 0xC and it is shorter than a header), so cksst_compact_contains refuses it
  * and every lookup answers "maybe": the data block is read, no key is lost. If even that byte
  * cannot be allocated the filter is empty (length 0), which the policy's key_may_match refuses

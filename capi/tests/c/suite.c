@@ -1044,6 +1044,7 @@ static void section_builder(void)
     CHECK(cfg.max_kicks == 500);
     CHECK(cfg.growth_factor == 2.0 && cfg.tightening == 0.2);
     CHECK(cfg.max_levels == 0 && cfg.max_bytes == 0);
+    CHECK(cfg.size == sizeof cfg);
 
     /* The keys of fixture 0, with the configuration it was built with (Config::new(0)
      * .false_positive_rate(0.01)): the same bytes. */
@@ -1830,6 +1831,40 @@ static void section_review(void)
     free(bytes);
     cksst_builder_free(b);
 
+    /* Finding 10: a finish_compact refused for its seed leaves finish possible. */
+    set_context("finding 10: finish after a refused finish_compact");
+    CHECK_RC(cksst_config_init(&cfg, 0), CKSST_OK);
+    cfg.seed ^= 1;
+    b = cksst_builder_new(&cfg);
+    CHECK(b != NULL);
+    for (i = 0; i < 100; i++) {
+        CHECK_RC(cksst_builder_add_key(b, key(&pk, i), KEY_LEN), CKSST_OK);
+    }
+    CHECK_ERR(cksst_builder_finish_compact(b, &bytes, &len), CKSST_ERR_INVALID_CONFIG);
+    CHECK(cksst_builder_len(b) == 100);
+    bytes = NULL;
+    CHECK_RC(cksst_builder_finish(b, &bytes, &len), CKSST_OK);
+    cksst_builder_free(b);
+    if (bytes != NULL) {
+        CHECK_RC(cksst_view_open(bytes, len, &good), CKSST_OK);
+        for (i = 0; i < 100; i++) {
+            CHECK_RC(cksst_view_contains(good, key(&pk, i), KEY_LEN), 1);
+        }
+        cksst_view_free(good);
+        cksst_bytes_free(bytes, len);
+    }
+
+    /* Finding 10: a zeroed configuration says what is missing. */
+    set_context("finding 10: a zeroed cksst_config");
+    memset(&cfg, 0, sizeof cfg);
+    g = NULL;
+    CHECK_ERR(cksst_growable_new(&cfg, &g), CKSST_ERR_INVALID_CONFIG);
+    CHECK(strstr(cksst_last_error(), "cksst_config_init") != NULL);
+    b = cksst_builder_new(&cfg);
+    CHECK(b != NULL);
+    CHECK_ERR(cksst_builder_finish(b, &bytes, &len), CKSST_ERR_INVALID_CONFIG);
+    CHECK(strstr(cksst_last_error(), "cksst_config_init") != NULL);
+    cksst_builder_free(b);
 }
 
 /* ------------------------------------------------------------------------------------------ */
