@@ -73,6 +73,10 @@
 // A bug in the library (a panic, caught at the boundary). Please report it.
 #define CKSST_ERR_INTERNAL -17
 
+// A save wrote and renamed the file but could not sync it or its directory: the file is there
+// and complete, but may not survive a crash or power loss. Saving again retries.
+#define CKSST_ERR_NOT_DURABLE -18
+
 // The encodings of `cksst_config.encoding`: 0 lets the library choose.
 #define CKSST_ENCODING_AUTO 0
 
@@ -101,6 +105,10 @@ typedef struct cksst_builder cksst_builder;
 // A filter that takes inserts and removals and grows in place as keys arrive, with a total
 // false-positive rate bounded however far it grows (a memtable's filter, a set of unknown
 // size).
+//
+// After an internal error (`CKSST_ERR_INTERNAL`, a bug) in the middle of a change, the filter
+// may be half changed: it is then poisoned, answers 1 ("maybe") to every lookup, and returns
+// `CKSST_ERR_INTERNAL` from every change, save and `to_bytes`. Free it and build it again.
 //
 // Thread safety: one thread at a time for every function (it may move between threads);
 // guard it with a lock to share it, or save it and map the file for concurrent readers.
@@ -535,6 +543,8 @@ size_t cksst_growable_levels(const cksst_growable *filter);
 
 // Saves the filter to `path` atomically (a temporary file renamed over it, synced): a reader
 // sees the old file or the new one, never a torn one. Map it with [`cksst_mapped_open`].
+// `CKSST_ERR_NOT_DURABLE` if the new file is in place but syncing it failed (save again to
+// make it durable); `CKSST_ERR_IO` if it could not be written (the old file is untouched).
 //
 // # Safety
 // `filter` is a live growable filter no other thread changes meanwhile; `path` is a

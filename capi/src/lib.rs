@@ -108,6 +108,9 @@ pub const CKSST_ERR_BUFFER_TOO_SMALL: c_int = -15;
 pub const CKSST_ERR_FINISHED: c_int = -16;
 /// A bug in the library (a panic, caught at the boundary). Please report it.
 pub const CKSST_ERR_INTERNAL: c_int = -17;
+/// A save wrote and renamed the file but could not sync it or its directory: the file is there
+/// and complete, but may not survive a crash or power loss. Saving again retries.
+pub const CKSST_ERR_NOT_DURABLE: c_int = -18;
 
 /// The encodings of `cksst_config.encoding`: 0 lets the library choose.
 pub const CKSST_ENCODING_AUTO: u32 = 0;
@@ -155,7 +158,8 @@ impl From<Error> for Failure {
             Error::Full => CKSST_ERR_FULL,
             Error::TooManyCopies => CKSST_ERR_TOO_MANY_COPIES,
             Error::OutOfMemory { .. } => CKSST_ERR_OUT_OF_MEMORY,
-            Error::Io(_) | Error::NotDurable(_) => CKSST_ERR_IO,
+            Error::Io(_) => CKSST_ERR_IO,
+            Error::NotDurable(_) => CKSST_ERR_NOT_DURABLE,
             Error::BadMagic { .. } => CKSST_ERR_BAD_MAGIC,
             Error::UnsupportedVersion { .. } => CKSST_ERR_UNSUPPORTED_VERSION,
             Error::Truncated { .. } => CKSST_ERR_TRUNCATED,
@@ -261,6 +265,7 @@ pub extern "C" fn cksst_status_name(code: c_int) -> *const c_char {
         CKSST_ERR_BUFFER_TOO_SMALL => c"CKSST_ERR_BUFFER_TOO_SMALL",
         CKSST_ERR_FINISHED => c"CKSST_ERR_FINISHED",
         CKSST_ERR_INTERNAL => c"CKSST_ERR_INTERNAL",
+        CKSST_ERR_NOT_DURABLE => c"CKSST_ERR_NOT_DURABLE",
         _ => c"CKSST_UNKNOWN",
     };
     name.as_ptr()
@@ -1659,10 +1664,65 @@ pub unsafe extern "C" fn cksst_mapped_free(mapped: *mut cksst_mapped) {
 /// false-positive rate bounded however far it grows (a memtable's filter, a set of unknown
 /// size).
 ///
+/// After an internal error (`CKSST_ERR_INTERNAL`, a bug) in the middle of a change, the filter
+/// may be half changed: it is then poisoned, answers 1 ("maybe") to every lookup, and returns
+/// `CKSST_ERR_INTERNAL` from every change, save and `to_bytes`. Free it and build it again.
+///
 /// Thread safety: one thread at a time for every function (it may move between threads);
 /// guard it with a lock to share it, or save it and map the file for concurrent readers.
 pub struct cksst_growable {
     inner: ScalableCuckooFilter,
+    /// Set while a change runs: still set afterwards only if it panicked (a bug, caught at
+    /// the boundary), when the filter may be half changed.
+    poisoned: bool,
+}
+
+/// The error of every change, save and `to_bytes` of a poisoned growable filter.
+fn poisoned() -> Failure {
+    Failure::new(
+        CKSST_ERR_INTERNAL,
+        "the growable filter was left inconsistent by an earlier internal error (a bug): it \
+         answers \"maybe\" to every lookup and takes no change; free it",
+    )
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Makes the next change of a growable filter on this thread panic inside it (tests).
+    static PANIC_IN_NEXT_CHANGE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+impl cksst_growable {
+    /// Runs `op`, a change of the filter, poisoning the filter if it panics.
+    fn change<T>(
+        &mut self,
+        op: impl FnOnce(&mut ScalableCuckooFilter) -> cuckoo_sst::Result<T>,
+    ) -> Result<T, Failure> {
+        if self.poisoned {
+            return Err(poisoned());
+        }
+        self.poisoned = true;
+        #[cfg(test)]
+        if PANIC_IN_NEXT_CHANGE.with(|p| p.replace(false)) {
+            panic!("a panic injected by a test, inside a change");
+        }
+        let result = op(&mut self.inner);
+        self.poisoned = false;
+        Ok(result?)
+    }
+
+    /// The filter to save, unless poisoned.
+    fn sound(&self) -> Result<&ScalableCuckooFilter, Failure> {
+        if self.poisoned {
+            return Err(poisoned());
+        }
+        Ok(&self.inner)
+    }
+
+    /// Whether the key of hash `h` may be in the filter: "maybe" once poisoned.
+    fn may_contain(&self, h: KeyHash) -> bool {
+        self.poisoned || self.inner.contains_hash(h)
+    }
 }
 
 /// A new, empty growable filter following `config` (NULL: the defaults), its first level sized
@@ -1682,7 +1742,15 @@ pub unsafe extern "C" fn cksst_growable_new(
         let config = unsafe { config_of(config) }?;
         let inner = ScalableCuckooFilter::new(config)?;
         // SAFETY: the caller's contract: `filter` is NULL or writable.
-        unsafe { give(cksst_growable { inner }, filter) }
+        unsafe {
+            give(
+                cksst_growable {
+                    inner,
+                    poisoned: false,
+                },
+                filter,
+            )
+        }
     })
 }
 
@@ -1703,7 +1771,15 @@ pub unsafe extern "C" fn cksst_growable_open(
         let data = std::fs::read(&path).map_err(|e| Failure::from(Error::Io(e)))?;
         let inner = ScalableCuckooFilter::from_bytes(&data)?;
         // SAFETY: the caller's contract: `filter` is NULL or writable.
-        unsafe { give(cksst_growable { inner }, filter) }
+        unsafe {
+            give(
+                cksst_growable {
+                    inner,
+                    poisoned: false,
+                },
+                filter,
+            )
+        }
     })
 }
 
@@ -1725,7 +1801,15 @@ pub unsafe extern "C" fn cksst_growable_from_bytes(
         let data = unsafe { bytes(bytes_ptr, len, "bytes") }?;
         let inner = ScalableCuckooFilter::from_bytes(data)?;
         // SAFETY: the caller's contract: `filter` is NULL or writable.
-        unsafe { give(cksst_growable { inner }, filter) }
+        unsafe {
+            give(
+                cksst_growable {
+                    inner,
+                    poisoned: false,
+                },
+                filter,
+            )
+        }
     })
 }
 
@@ -1744,7 +1828,7 @@ pub unsafe extern "C" fn cksst_growable_insert(
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
         let (f, key) = unsafe { (handle_mut(filter, "filter")?, bytes(key, len, "key")?) };
-        f.inner.insert(key)?;
+        f.change(|g| g.insert(key))?;
         Ok(CKSST_OK)
     })
 }
@@ -1763,7 +1847,7 @@ pub unsafe extern "C" fn cksst_growable_insert_unique(
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
         let (f, key) = unsafe { (handle_mut(filter, "filter")?, bytes(key, len, "key")?) };
-        answer(f.inner.insert_unique(key)?)
+        answer(f.change(|g| g.insert_unique(key))?)
     })
 }
 
@@ -1782,7 +1866,7 @@ pub unsafe extern "C" fn cksst_growable_remove(
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
         let (f, key) = unsafe { (handle_mut(filter, "filter")?, bytes(key, len, "key")?) };
-        answer(f.inner.remove(key))
+        answer(f.change(|g| Ok(g.remove(key)))?)
     })
 }
 
@@ -1799,11 +1883,7 @@ pub unsafe extern "C" fn cksst_growable_contains(
 ) -> c_int {
     // SAFETY: the caller's contract, as stated.
     boundary(|| unsafe {
-        answer(
-            handle(filter, "filter")?
-                .inner
-                .contains(bytes(key, len, "key")?),
-        )
+        answer(handle(filter, "filter")?.may_contain(KeyHash::of(bytes(key, len, "key")?)))
     })
 }
 
@@ -1817,13 +1897,7 @@ pub unsafe extern "C" fn cksst_growable_contains_hash(
     hash: u64,
 ) -> c_int {
     // SAFETY: the caller's contract, as stated.
-    boundary(|| unsafe {
-        answer(
-            handle(filter, "filter")?
-                .inner
-                .contains_hash(KeyHash::from_u64(hash)),
-        )
-    })
+    boundary(|| unsafe { answer(handle(filter, "filter")?.may_contain(KeyHash::from_u64(hash))) })
 }
 
 /// The number of entries (keys inserted, copies counted, minus those removed).
@@ -1848,6 +1922,8 @@ pub unsafe extern "C" fn cksst_growable_levels(filter: *const cksst_growable) ->
 
 /// Saves the filter to `path` atomically (a temporary file renamed over it, synced): a reader
 /// sees the old file or the new one, never a torn one. Map it with [`cksst_mapped_open`].
+/// `CKSST_ERR_NOT_DURABLE` if the new file is in place but syncing it failed (save again to
+/// make it durable); `CKSST_ERR_IO` if it could not be written (the old file is untouched).
 ///
 /// # Safety
 /// `filter` is a live growable filter no other thread changes meanwhile; `path` is a
@@ -1860,7 +1936,7 @@ pub unsafe extern "C" fn cksst_growable_save(
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
         let (f, path) = unsafe { (handle(filter, "filter")?, path_of(path)?) };
-        f.inner.save(path)?;
+        f.sound()?.save(path)?;
         Ok(CKSST_OK)
     })
 }
@@ -1882,7 +1958,7 @@ pub unsafe extern "C" fn cksst_growable_to_bytes(
         // SAFETY: the caller's contract, as stated.
         let f = unsafe { handle(filter, "filter") }?;
         // SAFETY: the caller's contract, as stated.
-        unsafe { give_bytes(f.inner.to_bytes(), bytes, len) }?;
+        unsafe { give_bytes(f.sound()?.to_bytes(), bytes, len) }?;
         Ok(CKSST_OK)
     })
 }
@@ -1895,4 +1971,74 @@ pub unsafe extern "C" fn cksst_growable_to_bytes(
 pub unsafe extern "C" fn cksst_growable_free(filter: *mut cksst_growable) {
     // SAFETY: the caller's contract, as stated.
     unsafe { free(filter) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Finding 10 of issue 40: a save whose data is written but not synced (`NotDurable`) has
+    /// a code of its own, so that a caller can tell it from a failed write and retry the sync.
+    #[test]
+    fn not_durable_is_told_apart_from_an_io_error() {
+        let io = Failure::from(Error::Io(std::io::Error::other("disk gone")));
+        let not_durable = Failure::from(Error::NotDurable(std::io::Error::other("fsync")));
+        assert_eq!(io.code, CKSST_ERR_IO);
+        assert_ne!(not_durable.code, CKSST_ERR_IO);
+        // SAFETY: a static string.
+        let name = unsafe { CStr::from_ptr(cksst_status_name(not_durable.code)) };
+        assert_eq!(name.to_str().unwrap(), "CKSST_ERR_NOT_DURABLE");
+    }
+
+    /// Finding 8 of issue 40: a panic caught at the boundary in the middle of a change (a bug)
+    /// may leave a growable filter half changed. From then on it answers "maybe" to every
+    /// lookup and refuses every change and every save: it cannot lose a key or be persisted.
+    #[test]
+    fn a_panic_inside_a_change_poisons_the_growable_filter() {
+        // SAFETY: a filter made here and freed once; keys are live slices.
+        unsafe {
+            let mut g = ptr::null_mut();
+            assert_eq!(cksst_growable_new(ptr::null(), &mut g), CKSST_OK);
+            assert_eq!(cksst_growable_insert(g, b"a".as_ptr(), 1), CKSST_OK);
+            let absent = (0..100u32)
+                .map(|i| format!("absent {i}"))
+                .find(|k| cksst_growable_contains(g, k.as_ptr(), k.len()) == 0)
+                .unwrap();
+            PANIC_IN_NEXT_CHANGE.with(|p| p.set(true));
+            assert_eq!(
+                cksst_growable_insert(g, b"b".as_ptr(), 1),
+                CKSST_ERR_INTERNAL
+            );
+            assert_eq!(cksst_growable_contains(g, absent.as_ptr(), absent.len()), 1);
+            let h = cksst_hash_of(absent.as_bytes());
+            assert_eq!(cksst_growable_contains_hash(g, h), 1);
+            assert_eq!(
+                cksst_growable_insert(g, b"c".as_ptr(), 1),
+                CKSST_ERR_INTERNAL
+            );
+            assert_eq!(
+                cksst_growable_insert_unique(g, b"d".as_ptr(), 1),
+                CKSST_ERR_INTERNAL
+            );
+            assert_eq!(
+                cksst_growable_remove(g, b"a".as_ptr(), 1),
+                CKSST_ERR_INTERNAL
+            );
+            let (mut bytes, mut len) = (ptr::null_mut(), 0);
+            assert_eq!(
+                cksst_growable_to_bytes(g, &mut bytes, &mut len),
+                CKSST_ERR_INTERNAL
+            );
+            assert!(bytes.is_null());
+            let dir = std::env::temp_dir().join(format!("cksst-poison-{}", std::process::id()));
+            let path = CString::new(dir.to_str().unwrap()).unwrap();
+            assert_eq!(cksst_growable_save(g, path.as_ptr()), CKSST_ERR_INTERNAL);
+            assert!(!dir.exists());
+            cksst_growable_free(g);
+        }
+    }
+
+    fn cksst_hash_of(key: &[u8]) -> u64 {
+        KeyHash::of(key).to_u64()
+    }
 }
