@@ -192,13 +192,16 @@ const char *cksst_version(void);
 // `bytes` is NULL or came from this library with exactly `len`, and is not used again.
 void cksst_bytes_free(uint8_t *bytes, size_t len);
 
-// The 64-bit hash of a key (XXH3-64, seed 0; FORMAT.md "Hashing"), the same for every filter
-// whatever its seed: hash a key once and ask every filter with the `*_contains_hash`
-// functions. A NULL `key` hashes as the empty key.
+// Stores the 64-bit hash of a key (XXH3-64, seed 0; FORMAT.md "Hashing") in `*hash`, the same
+// for every filter whatever its seed: hash a key once and ask every filter with the
+// `*_contains_hash` functions. `CKSST_OK`, or `CKSST_ERR_INVALID_ARGUMENT` (and `*hash`
+// unchanged) for a NULL `key` with a nonzero length or a NULL `hash`, as every function that
+// takes a key refuses it; a NULL key of length 0 is the empty key.
 //
 // # Safety
-// `key` is NULL or points at `len` readable bytes.
-uint64_t cksst_hash(const uint8_t *key, size_t len);
+// `key` is NULL or points at `len` readable bytes; `hash` is NULL or points at a writable
+// `uint64_t`.
+int cksst_hash(const uint8_t *key, size_t len, uint64_t *hash);
 
 // Fills `config` with the defaults for `capacity` keys: a 1 % false-positive rate, the layout
 // chosen for it, the default seed and kicks, doubling levels.
