@@ -110,13 +110,25 @@ typedef struct cksst_builder cksst_builder;
 // may be half changed: it is then poisoned, answers 1 ("maybe") to every lookup, and returns
 // `CKSST_ERR_INTERNAL` from every change, save and `to_bytes`. Free it and build it again.
 //
-// Thread safety: one thread at a time for every function (it may move between threads);
-// guard it with a lock to share it, or save it and map the file for concurrent readers.
+// Thread safety: any number of threads may look up at once (`_contains`, `_contains_hash`,
+// `_len`, `_levels`, `_save`, `_to_bytes`); a change (`_insert`, `_insert_unique`,
+// `_remove`) needs the filter to itself, with no other call on it meanwhile. It may move
+// between threads. Share it behind a read-write lock, or save it and map the file.
 typedef struct cksst_growable cksst_growable;
 
 // A filter file mapped into memory and queried in place, single or growable: opened in
 // constant time; a lazily checked one verifies each chunk of its buckets the first time a
 // lookup reads it, and answers "maybe" from a damaged chunk (never a false negative).
+//
+// Files must not change while mapped. The mapping shows the file's current bytes, and
+// lookups read them as they are: nothing may write into or truncate a mapped file (this
+// process through another handle, or another process) until it is freed. Bytes overwritten
+// after the checks give wrong answers, false negatives included, and a lookup past a truncated
+// end raises SIGBUS, which kills the process. Files saved with `cksst_growable_save` (or the
+// Rust crate's `save`) are replaced by a rename, never changed in place, so a mapping keeps
+// the old file's bytes. Where something else may write the files (a shared or network file
+// system, a tool that rewrites files in place), open them with [`cksst_mapped_read`], which
+// copies the file into memory and checks it: nothing done to the file afterwards reaches it.
 //
 // Thread safety: any number of threads may query one mapped filter at once.
 typedef struct cksst_mapped cksst_mapped;
@@ -186,7 +198,8 @@ const char *cksst_status_name(int code);
 const char *cksst_version(void);
 
 // Releases bytes the library returned (from `cksst_builder_finish`,
-// `cksst_growable_to_bytes`), with the length it returned with them. NULL is allowed.
+// `cksst_builder_finish_compact`, `cksst_growable_to_bytes`), with the length it returned with
+// them. NULL is allowed.
 //
 // # Safety
 // `bytes` is NULL or came from this library with exactly `len`, and is not used again.
@@ -344,10 +357,12 @@ size_t cksst_view_len(const cksst_view *view);
 // `view` is NULL (1.0) or a live view.
 double cksst_view_expected_fpr(const cksst_view *view);
 
-// Releases a view (NULL is allowed); the bytes it borrowed are the caller's again.
+// Releases a view (NULL is allowed). A set made from it does not need it (the set keeps its
+// own copy of what it reads) but does need the bytes the view borrowed: they are the caller's
+// again once the view and every set made from it are freed.
 //
 // # Safety
-// `view` is NULL or a live view, not used again (nor by a set made from it).
+// `view` is NULL or a live view, not used again.
 void cksst_view_free(cksst_view *view);
 
 // A set of the `n` views in `views`, in that order. The views may be freed afterwards, but the
@@ -411,6 +426,15 @@ int cksst_compact_check(const uint8_t *block, size_t len, size_t *keys);
 // # Safety
 // `path` is a NUL-terminated string; `mapped` points at a writable pointer.
 int cksst_mapped_open(const char *path, cksst_mapped **mapped);
+
+// Reads the filter file at `path` into memory — no mapping — and checks it completely, as
+// [`cksst_mapped_open`] does; lookups then run the same code. The file's size in memory, and
+// the whole file read now; in exchange nothing that happens to the file afterwards
+// (truncation, overwriting, deletion) can reach the filter. Stores the handle in `*mapped`.
+//
+// # Safety
+// As [`cksst_mapped_open`].
+int cksst_mapped_read(const char *path, cksst_mapped **mapped);
 
 // Maps the filter file at `path` in constant time: the header and level table are checked
 // now, each chunk of buckets when a lookup first reads it ([`cksst_mapped_verify`] checks

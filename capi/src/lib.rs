@@ -470,6 +470,18 @@ unsafe fn give<T>(value: T, out: *mut *mut T) -> Result<c_int, Failure> {
     Ok(CKSST_OK)
 }
 
+// Every handle may move between threads and be shared by them: what each handle type's
+// comment allows at once is a matter of its functions (those that change it take `&mut`), not
+// of its contents.
+const _: () = {
+    const fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<cksst_builder>();
+    send_and_sync::<cksst_view>();
+    send_and_sync::<cksst_view_set>();
+    send_and_sync::<cksst_mapped>();
+    send_and_sync::<cksst_growable>();
+};
+
 /// Frees a handle made by `Box::into_raw`.
 ///
 /// # Safety
@@ -530,7 +542,8 @@ unsafe fn give_bytes(v: Vec<u8>, out: *mut *mut u8, out_len: *mut usize) -> Resu
 }
 
 /// Releases bytes the library returned (from `cksst_builder_finish`,
-/// `cksst_growable_to_bytes`), with the length it returned with them. NULL is allowed.
+/// `cksst_builder_finish_compact`, `cksst_growable_to_bytes`), with the length it returned with
+/// them. NULL is allowed.
 ///
 /// # Safety
 /// `bytes` is NULL or came from this library with exactly `len`, and is not used again.
@@ -1252,10 +1265,12 @@ pub unsafe extern "C" fn cksst_view_expected_fpr(view: *const cksst_view) -> f64
     unsafe { view.as_ref() }.map_or(1.0, |v| v.inner.expected_fpr())
 }
 
-/// Releases a view (NULL is allowed); the bytes it borrowed are the caller's again.
+/// Releases a view (NULL is allowed). A set made from it does not need it (the set keeps its
+/// own copy of what it reads) but does need the bytes the view borrowed: they are the caller's
+/// again once the view and every set made from it are freed.
 ///
 /// # Safety
-/// `view` is NULL or a live view, not used again (nor by a set made from it).
+/// `view` is NULL or a live view, not used again.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cksst_view_free(view: *mut cksst_view) {
     // SAFETY: the caller's contract, as stated.
@@ -1440,6 +1455,16 @@ pub unsafe extern "C" fn cksst_compact_check(
 /// constant time; a lazily checked one verifies each chunk of its buckets the first time a
 /// lookup reads it, and answers "maybe" from a damaged chunk (never a false negative).
 ///
+/// Files must not change while mapped. The mapping shows the file's current bytes, and
+/// lookups read them as they are: nothing may write into or truncate a mapped file (this
+/// process through another handle, or another process) until it is freed. Bytes overwritten
+/// after the checks give wrong answers, false negatives included, and a lookup past a truncated
+/// end raises SIGBUS, which kills the process. Files saved with `cksst_growable_save` (or the
+/// Rust crate's `save`) are replaced by a rename, never changed in place, so a mapping keeps
+/// the old file's bytes. Where something else may write the files (a shared or network file
+/// system, a tool that rewrites files in place), open them with [`cksst_mapped_read`], which
+/// copies the file into memory and checks it: nothing done to the file afterwards reaches it.
+///
 /// Thread safety: any number of threads may query one mapped filter at once.
 pub struct cksst_mapped {
     inner: MappedFilter,
@@ -1475,6 +1500,22 @@ pub unsafe extern "C" fn cksst_mapped_open(
 ) -> c_int {
     // SAFETY: the caller's contract, as stated.
     unsafe { open_mapped(path, mapped, MappedFilter::open) }
+}
+
+/// Reads the filter file at `path` into memory — no mapping — and checks it completely, as
+/// [`cksst_mapped_open`] does; lookups then run the same code. The file's size in memory, and
+/// the whole file read now; in exchange nothing that happens to the file afterwards
+/// (truncation, overwriting, deletion) can reach the filter. Stores the handle in `*mapped`.
+///
+/// # Safety
+/// As [`cksst_mapped_open`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_read(
+    path: *const c_char,
+    mapped: *mut *mut cksst_mapped,
+) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { open_mapped(path, mapped, MappedFilter::read) }
 }
 
 /// Maps the filter file at `path` in constant time: the header and level table are checked
@@ -1673,8 +1714,10 @@ pub unsafe extern "C" fn cksst_mapped_free(mapped: *mut cksst_mapped) {
 /// may be half changed: it is then poisoned, answers 1 ("maybe") to every lookup, and returns
 /// `CKSST_ERR_INTERNAL` from every change, save and `to_bytes`. Free it and build it again.
 ///
-/// Thread safety: one thread at a time for every function (it may move between threads);
-/// guard it with a lock to share it, or save it and map the file for concurrent readers.
+/// Thread safety: any number of threads may look up at once (`_contains`, `_contains_hash`,
+/// `_len`, `_levels`, `_save`, `_to_bytes`); a change (`_insert`, `_insert_unique`,
+/// `_remove`) needs the filter to itself, with no other call on it meanwhile. It may move
+/// between threads. Share it behind a read-write lock, or save it and map the file.
 pub struct cksst_growable {
     inner: ScalableCuckooFilter,
     /// Set while a change runs: still set afterwards only if it panicked (a bug, caught at

@@ -35,9 +35,13 @@ extern "C" {
 #endif
 
 /* The policy's name, which LevelDB stores in each table ("filter." + name in the metaindex)
- * and compares when it opens one: a table whose filter was written under another name is read
- * without a filter. The ".v1" is the compact-block version (the low nibble of its magic byte);
- * a policy writing an incompatible form must take a new name. */
+ * and looks up when it opens one: a table whose filter was written under another name is read
+ * without a filter. So the name stays as it is for good, ".v1" included (it was the compact
+ * version when the name was chosen, and is now only part of the name): a later compact-block
+ * version is told apart by the low nibble of each block's magic byte, which a reader that does
+ * not know it refuses ("maybe", no key lost), and a policy that writes it still reads every
+ * table written before. A new name would make LevelDB ignore the filters of every existing
+ * table until compactions rewrote it. */
 #define CKSST_LEVELDB_POLICY_NAME "cuckoo-sst.compact.v1"
 
 /* The name of LevelDB's built-in Bloom filter, which cksst_leveldb_bloom_policy_create's
@@ -89,7 +93,12 @@ typedef struct cksst_leveldb_stats {
  * (default configuration: 1 % target false-positive rate, semi-sorted buckets of 4, 10-bit
  * fingerprints); key_may_match answers 0 only when cksst_compact_contains says 0, "maybe" (1)
  * for 1 and for every error. `stats` is NULL or a zeroed block the policy counts into; it
- * must outlive the policy. NULL if memory cannot be had. Release with
+ * must outlive the policy.
+ *
+ * Keys are hashed as the bytes LevelDB passes (the user keys). A comparator that treats
+ * different bytes as the same key (case-insensitive keys, say) needs a filter policy that
+ * hashes every spelling of a key alike, as LevelDB's documentation says of its Bloom filter:
+ * with this one, a lookup of one spelling answers "absent" for a key stored under another. NULL if memory cannot be had. Release with
  * cksst_leveldb_policy_destroy after the last database using it is closed.
  *
  * Damage. With paranoid_checks, LevelDB checks the filter block's CRC-32C when it opens a

@@ -1827,6 +1827,27 @@ static void section_review(void)
     cksst_view_set_free(set);
     cksst_view_free(good);
 
+    /* Finding 3: a file read into memory is out of reach of what is done to the file. */
+    set_context("finding 3: cksst_mapped_read, then the file truncated and rewritten");
+    write_file("read_then_truncated.cksst", f0->bytes, f0->len);
+    path_in(path, sizeof path, "read_then_truncated.cksst");
+    m = NULL;
+    CHECK_RC(cksst_mapped_read(path, &m), CKSST_OK);
+    write_file("read_then_truncated.cksst", junk, sizeof junk);
+    for (i = 0; i < f0->keys; i++) {
+        CHECKF(cksst_mapped_contains(m, key(&pk, i), KEY_LEN) == 1, "present key %zu", i);
+    }
+    for (i = 0; i < f0->absent; i++) {
+        CHECKF(cksst_mapped_contains(m, key(&ak, i), KEY_LEN) == f0->answers[i],
+               "absent key %zu", i);
+    }
+    CHECK(cksst_mapped_len(m) == f0->keys);
+    cksst_mapped_free(m);
+    path_in(path, sizeof path, "no such file.cksst");
+    m = (cksst_mapped *)stale;
+    CHECK_ERR(cksst_mapped_read(path, &m), CKSST_ERR_IO);
+    CHECK(m == NULL);
+
     /* Finding 7: finish_into writes the filter's bytes and nothing after them (it used to
      * borrow the whole stated capacity, uninitialized memory included, as Rust bytes). */
     set_context("finding 7: finish_into writes only the filter's bytes");

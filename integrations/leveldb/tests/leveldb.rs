@@ -541,3 +541,16 @@ fn compact_callbacks_build_blocks_and_refuse_what_is_not_one() {
         .count();
     assert!(lost > 20, "{lost} of 40 keys lost to another seed index");
 }
+
+/// Issue 40, finding 9: the header's advice keeps the policy's name (LevelDB finds a table's
+/// filter by it, so a new name would drop every existing table's filters) and says what a
+/// comparator that equates different bytes needs.
+#[test]
+fn the_header_keeps_the_name_and_warns_about_comparators() {
+    let header =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("cksst_leveldb.h")).unwrap();
+    assert!(!header.contains("must take a new name"));
+    assert!(header.contains("the name stays as it is for good"));
+    assert!(header.contains(&format!("\"{POLICY_NAME}\"")));
+    assert!(header.contains("comparator that treats\n * different bytes as the same key"));
+}
