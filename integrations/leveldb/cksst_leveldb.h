@@ -59,17 +59,20 @@ extern "C" {
 
 /* 1 when the counters below are updated with atomic operations (GCC and Clang: relaxed
  * __atomic builtins), so that LevelDB's threads (its compaction thread building filters, any
- * number of readers matching keys) may share one stats block; 0 with other compilers, where
- * they are plain increments: exact from one thread only. */
-#if defined(__GNUC__) || defined(__clang__)
+ * number of readers matching keys) may share one stats block. 0 with a compiler that lacks
+ * them, or with CKSST_LEVELDB_NO_ATOMIC_BUILTINS defined when cksst_leveldb.c is compiled (the
+ * tests use it to be such a compiler): the policies then count nothing, and a stats block
+ * stays as it was given, since plain increments from LevelDB's reader threads would race. */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(CKSST_LEVELDB_NO_ATOMIC_BUILTINS)
 #define CKSST_LEVELDB_STATS_ATOMIC 1
 #else
 #define CKSST_LEVELDB_STATS_ATOMIC 0
 #endif
 
-/* Counters of a policy's work, for measuring its false-positive rate and size. Zero it before
- * use (or call cksst_leveldb_stats_reset); read it with cksst_leveldb_stats_load while the
- * database runs (each counter is read atomically; the set is not one consistent snapshot). */
+/* Counters of a policy's work, for measuring its false-positive rate and size (counted only
+ * where CKSST_LEVELDB_STATS_ATOMIC is 1). Zero it before use (or call
+ * cksst_leveldb_stats_reset); read it with cksst_leveldb_stats_load while the database runs
+ * (each counter is read atomically; the set is not one consistent snapshot). */
 typedef struct cksst_leveldb_stats {
   /* create_filter calls: filters built (LevelDB skips its empty filters). */
   uint64_t filters;
