@@ -308,10 +308,10 @@ fn damage_that_version_1_can_see_is_refused_by_the_one_shot_lookup() {
         // §11.1: the bucket count of a length, if it has one.
         let l = (len - 4) as u64;
         let m = 8 * l / 14 - (8 * l / 14) % 2;
-        if m * 14 / 8 + u64::from(m * 14 % 8 != 0) != l {
+        if (m * 14).div_ceil(8) != l {
             continue;
         }
-        let padding_set = (m * 14) % 8 != 0 && cut[len - 1] >> ((m * 14) % 8) != 0;
+        let padding_set = !(m * 14).is_multiple_of(8) && cut[len - 1] >> ((m * 14) % 8) != 0;
         let one = CompactFilter::block_contains(cut, &present[0]);
         assert_eq!(one.is_err(), padding_set, "cut to {len}: {one:?}");
         if padding_set {
