@@ -4,13 +4,16 @@
 //! a full file's header, level table and checksums would take 200 more.
 //!
 //! The buckets are the classic level's (FORMAT.md §2.1, §3), so lookups run through the same
-//! [`FilterRef`] kernels: the reader copies the block's buckets into a zero-padded buffer of
-//! the region's length (on the stack for small blocks), since the block stores no padding.
+//! kernels as [`FilterRef`]'s. The block stores no padding, which a bucket's wide loads read
+//! past: a [`CompactFilter`] copies the buckets into a zero-padded region once; the one-shot
+//! lookup copies only the bytes of its two buckets into a small padded window, so that it
+//! costs the same on a block of any size.
 
 use crate::config::{Config, DEFAULT_SEED};
 use crate::error::{Error, Result};
 use crate::hash::{self, KeyHash};
-use crate::table::{self, Codec, Encoding, Geometry, TableBuf, with_codec};
+use crate::table::raw::Region;
+use crate::table::{self, Codec, Encoding, Geometry, TableBuf, kernel, with_codec};
 use crate::view::FilterRef;
 
 /// The first byte of a compact block: `0xC` in the high nibble marks a compact block (a full
@@ -23,8 +26,14 @@ pub(crate) const HEADER_LEN: usize = 4;
 /// The step between the seeds a compact block can name: seed `k` is
 /// `DEFAULT_SEED + k · SEED_STEP (mod 2^64)`, the seeds the builder's retries use.
 pub(crate) const SEED_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
-/// Region sizes up to this are padded on the stack by the one-shot lookups.
-const STACK_REGION: usize = 1024;
+/// The seed indices a compact block may name, `0 .. SEED_INDICES`: every index a writer makes
+/// ([`build_exact`] tries 16 a size, [`FilterBuilder::finish`](crate::FilterBuilder::finish)
+/// retries 12), so that a damaged index of 16 or more is refused rather than read with the
+/// wrong seed (FORMAT.md §11.2, step 5).
+pub(crate) const SEED_INDICES: u8 = 16;
+/// Bytes of the window a one-shot lookup reads its two buckets from: two groups of at most 32
+/// bytes (see [`contains_in_place`]) and the 16 bytes of slack, in whole cache lines.
+const WINDOW: usize = 128;
 /// Up to this many distinct keys, the builder places keys by an exact matching in the fewest
 /// buckets that hold them; above, it sizes the table as [`FilterBuilder`](crate::FilterBuilder)
 /// does (for the 95 % load that relocation reaches) and places keys the same way.
@@ -39,7 +48,7 @@ pub(crate) const fn seed_of(k: u8) -> u64 {
 
 /// The seed index of `seed`, if a compact block can name it.
 pub(crate) fn seed_index(seed: u64) -> Option<u8> {
-    (0..=u8::MAX).find(|&k| seed_of(k) == seed)
+    (0..SEED_INDICES).find(|&k| seed_of(k) == seed)
 }
 
 /// What a compact block's header says, checked against its length.
@@ -52,7 +61,7 @@ struct Parsed<'a> {
     body: &'a [u8],
 }
 
-/// Reads a compact block's header (FORMAT.md §11.2's checks, in order).
+/// Reads a compact block's header (FORMAT.md §11.2's checks 1 to 6, in order).
 fn parse(block: &[u8]) -> Result<Parsed<'_>> {
     if block.len() < HEADER_LEN {
         return Err(Error::Truncated {
@@ -100,6 +109,16 @@ fn parse(block: &[u8]) -> Result<Parsed<'_>> {
     let body = &block[HEADER_LEN..];
     // The layout is checked with the smallest table first, so that its error is the layout's.
     let smallest = Geometry::new(2, b, f, encoding).map_err(layout_error)?;
+    if block[3] >= SEED_INDICES {
+        return Err(Error::corrupt(
+            "compact seed_index",
+            format!(
+                "{} is not one a writer makes (0 to {})",
+                block[3],
+                SEED_INDICES - 1
+            ),
+        ));
+    }
     let seed = seed_of(block[3]);
     if body.is_empty() {
         return Ok(Parsed {
@@ -125,21 +144,55 @@ fn parse(block: &[u8]) -> Result<Parsed<'_>> {
         Error::InvalidConfig { reason, .. } => Error::corrupt("compact length", reason),
         other => other,
     })?;
+    // A writer leaves the bits after the last bucket 0: set, they are another length's bucket
+    // bits (a block cut or extended to a length that holds a whole number of buckets).
+    let tail = (m * bucket_bits) % 8;
+    if tail != 0 && body.last().is_some_and(|&last| last >> tail != 0) {
+        return Err(Error::corrupt(
+            "compact length",
+            format!(
+                "the last byte has bits set after the last of {m} buckets: the block was cut or \
+                 extended"
+            ),
+        ));
+    }
     Ok(Parsed { geo, seed, body })
 }
 
-/// Runs `f` on the view of a parsed block, its buckets copied into a zero-padded region.
-fn with_view<T>(p: &Parsed<'_>, f: impl FnOnce(FilterRef<'_>) -> T) -> Result<T> {
-    let n = p.geo.table_bytes();
-    if n <= STACK_REGION {
-        let mut buf = [0u8; STACK_REGION];
-        buf[..p.body.len()].copy_from_slice(p.body);
-        Ok(f(FilterRef::new(p.geo, p.seed, 0, &buf[..n])))
-    } else {
-        let mut t = TableBuf::zeroed(n)?;
-        t.bytes_mut()[..p.body.len()].copy_from_slice(p.body);
-        Ok(f(FilterRef::new(p.geo, p.seed, 0, t.bytes())))
+/// Whether the key of hash `h` may be in the parsed, nonempty block, read in place: each of
+/// its two buckets with the buckets that share its bytes — a group of `g` buckets, `g` the
+/// fewest that fill whole bytes (1, 2 or 4: bucket widths are even), at most 32 bytes — is
+/// copied into a zeroed window of two groups, the table of `2g` buckets that the kernel
+/// probes at the buckets' places in their groups. The same answer as a probe of the whole
+/// region (a bucket's bits decide it), at the cost of a few dozen bytes whatever the block's
+/// size.
+fn contains_in_place(p: &Parsed<'_>, h: KeyHash) -> bool {
+    let geo = &p.geo;
+    let s = hash::locate(hash::seeded(h, p.seed), geo.num_buckets(), geo.fp_bits());
+    let bucket_bits = geo.encoding().bucket_bits(geo.bucket_size(), geo.fp_bits());
+    let g = 8u64 >> bucket_bits.trailing_zeros().min(3);
+    let group = (g * bucket_bits / 8) as usize;
+    // The same layout as the block's, which parsed: it cannot fail. "Maybe" if it did.
+    let Ok(window_geo) = Geometry::new(2 * g, geo.bucket_size(), geo.fp_bits(), geo.encoding())
+    else {
+        return true;
+    };
+    let mut buf = [0u8; WINDOW];
+    for (k, i) in [s.i1, s.i2].into_iter().enumerate() {
+        let start = ((i - i % g) * bucket_bits / 8) as usize;
+        let src = p.body.get(start..).unwrap_or_default();
+        let n = src.len().min(group);
+        if let (Some(to), Some(from)) = (buf.get_mut(k * group..k * group + n), src.get(..n)) {
+            to.copy_from_slice(from);
+        }
     }
+    let Some(region) = buf
+        .get(..window_geo.table_bytes())
+        .and_then(|w| Region::new(w, &window_geo))
+    else {
+        return true;
+    };
+    kernel::contains(&window_geo, region, s.i1 % g, g + s.i2 % g, s.fp)
 }
 
 /// A compact filter block (FORMAT.md §11) ready for lookups: its buckets copied into a padded
@@ -200,9 +253,9 @@ impl CompactFilter {
         })
     }
 
-    /// Whether the key may be in the compact block `block`, from its bytes alone: its header is
-    /// checked, its buckets are not (the container checked the block; any bytes are read
-    /// safely). For one lookup per block, as a filter policy makes; keep a
+    /// Whether the key may be in the compact block `block`, from its bytes alone: its header and
+    /// length are checked (FORMAT.md §11.2, steps 1 to 6), its buckets are not (the container
+    /// checked the block; any bytes are read safely). For one lookup per block, as a filter policy makes; keep a
     /// [`CompactFilter`] to ask one block many times.
     ///
     /// ```
@@ -231,7 +284,7 @@ impl CompactFilter {
         if p.body.is_empty() {
             return Ok(false);
         }
-        with_view(&p, |v| v.contains_hash(h))
+        Ok(contains_in_place(&p, h))
     }
 
     /// The view every lookup goes through.
@@ -663,10 +716,30 @@ mod tests {
 
     #[test]
     fn one_shot_and_owned_lookups_agree_on_blocks_of_every_size() {
-        // Across the stack/heap boundary of the one-shot path.
-        for n in [0usize, 1, 10, 700, 1000, 3000, 5000] {
+        // Bucket groups of 1 (16 bits), 4 (14), 2 (36 and semi-sorted 36) in the one-shot
+        // lookup's window, on blocks of every size and at their last buckets.
+        for (e, b, f) in [
+            (Encoding::SemiSorted, 4, 10),
+            (Encoding::Plain, 2, 8),
+            (Encoding::Packed, 2, 7),
+            (Encoding::Packed, 4, 9),
+        ] {
+            for n in [0usize, 1, 10, 700, 1000, 3000, 5000] {
+                one_shot_agrees(
+                    Config::new(0)
+                        .encoding(e)
+                        .bucket_size(b)
+                        .fingerprint_bits(f),
+                    n,
+                );
+            }
+        }
+    }
+
+    fn one_shot_agrees(config: Config, n: usize) {
+        {
             let hashes = keys(n, n as u64);
-            let mut b = crate::FilterBuilder::new(Config::new(0));
+            let mut b = crate::FilterBuilder::new(config);
             for &h in &hashes {
                 b.add_hash(KeyHash::from_u64(h));
             }
@@ -741,9 +814,10 @@ mod tests {
                 );
             }
         }
-        // The last byte's padding bits must be zero. Semi-sorted buckets of 36 bits in an even
-        // number of buckets end on a byte; packed buckets of 2 × 7 bits in 2 buckets take 28
-        // bits, 4 bytes with 4 bits of padding.
+        // The last byte's padding bits must be zero, a check of the length that the one-shot
+        // lookup makes too. Semi-sorted buckets of 36 bits in an even number of buckets end on a
+        // byte; packed buckets of 2 × 7 bits in 2 buckets take 28 bits, 4 bytes with 4 bits of
+        // padding.
         let mut small = crate::FilterBuilder::new(
             Config::new(0)
                 .encoding(Encoding::Packed)
@@ -757,9 +831,21 @@ mod tests {
         let mut x = small.clone();
         *x.last_mut().unwrap() |= 0x80;
         assert!(
-            matches!(CompactFilter::from_bytes(&x), Err(Error::Corrupt { ref field, .. }) if field == "compact buckets")
+            matches!(CompactFilter::from_bytes(&x), Err(Error::Corrupt { ref field, .. }) if field == "compact length")
         );
-        // The one-shot lookup checks the header only, and reads any buckets safely.
+        assert!(CompactFilter::block_contains(&x, b"k").is_err());
+        // A seed index no writer makes.
+        assert!(
+            matches!(with(3, SEED_INDICES), Error::Corrupt { ref field, .. } if field == "compact seed_index")
+        );
+        // The one-shot lookup checks the header and the length only, and reads any buckets
+        // safely: a semi-sorted bucket with an invalid index is answered from.
+        let mut x = good.clone();
+        x[HEADER_LEN..].fill(0xFF);
+        assert!(matches!(
+            CompactFilter::from_bytes(&x),
+            Err(Error::Corrupt { ref field, .. }) if field == "compact buckets"
+        ));
         assert!(CompactFilter::block_contains(&x, b"k").is_ok());
         assert!(CompactFilter::block_contains(&good[..3], b"k").is_err());
     }
@@ -810,7 +896,10 @@ mod tests {
     #[test]
     fn seeds_outside_the_family_are_refused() {
         assert_eq!(seed_index(DEFAULT_SEED), Some(0));
-        assert_eq!(seed_index(seed_of(200)), Some(200));
+        assert_eq!(seed_index(seed_of(15)), Some(15));
+        // Index 16 and above is no writer's: not written, and refused when read.
+        assert_eq!(seed_index(seed_of(16)), None);
+        assert_eq!(seed_index(seed_of(200)), None);
         assert_eq!(seed_index(7), None);
         let mut b = crate::FilterBuilder::new(Config::new(0).seed(7));
         b.add_key(b"k");

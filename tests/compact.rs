@@ -161,7 +161,7 @@ fn damaged_and_hostile_blocks_get_the_readers_error_or_its_answers() {
                         theirs.as_ref().map(|r| r.keys())
                     ),
                 }
-                // The one-shot lookup checks steps 1–5 only, as the unverified reader does.
+                // The one-shot lookup checks steps 1–6 only, as the unverified reader does.
                 let one = CompactFilter::block_contains(&bad, b"k");
                 let unverified = spec::read_compact_unverified(&bad);
                 assert_eq!(
@@ -251,4 +251,86 @@ fn the_golden_block_of_compact_version_1_reads_with_its_answers() {
         })
         .count();
     assert_eq!(false_positives, 751);
+}
+
+/// Review finding 1 (issue 40): a damaged header lost keys though the docs said it was refused.
+/// Version 1 has no check over its header, but two kinds of damage can still be seen, and the
+/// one-shot lookup (a LevelDB policy's `key_may_match`) refuses them — "maybe" — as the full
+/// check does: a seed index no writer makes (the writers name seeds 0 to 15: 16 a size in the
+/// exact placement, 4 above 128 keys, 12 retries in `finish`), and a length whose last byte has
+/// bits set after the last bucket (a writer leaves them 0). Each of the 8 one-bit flips of byte
+/// 3 of a 40-key block: the 4 that give an index of 16 or more are refused; the other 4 name
+/// another writer's seed and cannot be told from it.
+#[test]
+fn damage_that_version_1_can_see_is_refused_by_the_one_shot_lookup() {
+    let present: Vec<Vec<u8>> = (0..40).map(|i| key(i, "r")).collect();
+    let good = block_of(Config::new(0), &present);
+    assert_eq!(good[3], 0);
+    let mut refused_flips = 0;
+    for bit in 0..8 {
+        let mut x = good.clone();
+        x[3] ^= 1 << bit;
+        let one = CompactFilter::block_contains(&x, &present[0]);
+        let full = CompactFilter::from_bytes(&x);
+        if x[3] >= 16 {
+            assert!(one.is_err() && full.is_err(), "seed index {} read", x[3]);
+            assert_eq!(
+                describe(&one.unwrap_err()),
+                "Corrupt(compact seed_index)",
+                "bit {bit}"
+            );
+            refused_flips += 1;
+        } else {
+            assert!(one.is_ok() && full.is_ok(), "seed index {} refused", x[3]);
+        }
+    }
+    assert_eq!(refused_flips, 4);
+    for k in 16..=u8::MAX {
+        let mut x = good.clone();
+        x[3] = k;
+        assert!(CompactFilter::block_contains(&x, b"k").is_err(), "{k}");
+        assert_eq!(
+            spec::read_compact_unverified(&x).err(),
+            Some("Corrupt(compact seed_index)".into())
+        );
+    }
+
+    // Packed buckets of 2 × 7 bits: bucket counts of 2 mod 4 end 4 bits into a byte, so a cut
+    // to such a length keeps the next bucket's first bits as its padding.
+    let config = Config::new(0)
+        .encoding(cuckoo_sst::Encoding::Packed)
+        .bucket_size(2)
+        .fingerprint_bits(7);
+    let good = block_of(config, &present);
+    let (mut refused, mut read) = (0, 0);
+    for len in 5..good.len() {
+        let cut = &good[..len];
+        // §11.1: the bucket count of a length, if it has one.
+        let l = (len - 4) as u64;
+        let m = 8 * l / 14 - (8 * l / 14) % 2;
+        if (m * 14).div_ceil(8) != l {
+            continue;
+        }
+        let padding_set = !(m * 14).is_multiple_of(8) && cut[len - 1] >> ((m * 14) % 8) != 0;
+        let one = CompactFilter::block_contains(cut, &present[0]);
+        assert_eq!(one.is_err(), padding_set, "cut to {len}: {one:?}");
+        if padding_set {
+            refused += 1;
+        } else {
+            read += 1;
+        }
+    }
+    assert!(refused >= 3 && read >= 3, "refused {refused}, read {read}");
+}
+
+/// The writers name seed indices 0 to 15 only: a filter whose seed the caller set to index 16
+/// is refused as a compact block, as the reader would refuse the block.
+#[test]
+fn a_filter_seeded_outside_the_writers_indices_is_not_written_as_a_block() {
+    for (k, ok) in [(0u8, true), (15, true), (16, false), (200, false)] {
+        let mut f =
+            cuckoo_sst::CuckooFilter::new(Config::new(100).seed(spec::compact_seed(k))).unwrap();
+        f.insert(b"k").unwrap();
+        assert_eq!(f.to_compact_bytes().is_ok(), ok, "seed index {k}");
+    }
 }

@@ -31,7 +31,10 @@
 // buckets take. Nothing changed and the key is found.
 #define CKSST_ERR_TOO_MANY_COPIES -4
 
-// Memory for a table could not be allocated.
+// Memory could not be had: for a filter's table, a builder's keys (8 bytes a key), a handle,
+// a file's bytes. The call changed nothing; a builder keeps the keys added before.
+// (Allocations of a few dozen bytes inside a filter's code still abort the process where
+// they fail, as Rust's do: only where the address space is already exhausted.)
 #define CKSST_ERR_OUT_OF_MEMORY -5
 
 // Reading or writing a file failed (the message has the operating system's reason).
@@ -70,6 +73,10 @@
 // A bug in the library (a panic, caught at the boundary). Please report it.
 #define CKSST_ERR_INTERNAL -17
 
+// A save wrote and renamed the file but could not sync it or its directory: the file is there
+// and complete, but may not survive a crash or power loss. Saving again retries.
+#define CKSST_ERR_NOT_DURABLE -18
+
 // The encodings of `cksst_config.encoding`: 0 lets the library choose.
 #define CKSST_ENCODING_AUTO 0
 
@@ -85,6 +92,13 @@
 // Builds the filter of an SSTable from all of its keys: add them, then finish into bytes.
 // The filter is sized exactly for the distinct keys added (duplicates are dropped).
 //
+// Memory: 8 bytes a key while keys are added, taken as they come; finishing needs about 8
+// more a key for a while, then the filter. Where that memory cannot be had, adding a key and
+// finishing return `CKSST_ERR_OUT_OF_MEMORY` and keep the keys added so far (finish again
+// once memory is free), and [`cksst_builder_new`] returns NULL: the process is not aborted.
+// (Below 134 million keys. The filter's own table and the file's bytes are allocated
+// fallibly too; a compact block of more than 4096 keys is not.)
+//
 // Thread safety: one thread at a time (it may move between threads).
 typedef struct cksst_builder cksst_builder;
 
@@ -92,13 +106,29 @@ typedef struct cksst_builder cksst_builder;
 // false-positive rate bounded however far it grows (a memtable's filter, a set of unknown
 // size).
 //
-// Thread safety: one thread at a time for every function (it may move between threads);
-// guard it with a lock to share it, or save it and map the file for concurrent readers.
+// After an internal error (`CKSST_ERR_INTERNAL`, a bug) in the middle of a change, the filter
+// may be half changed: it is then poisoned, answers 1 ("maybe") to every lookup, and returns
+// `CKSST_ERR_INTERNAL` from every change, save and `to_bytes`. Free it and build it again.
+//
+// Thread safety: any number of threads may look up at once (`_contains`, `_contains_hash`,
+// `_len`, `_levels`, `_save`, `_to_bytes`); a change (`_insert`, `_insert_unique`,
+// `_remove`) needs the filter to itself, with no other call on it meanwhile. It may move
+// between threads. Share it behind a read-write lock, or save it and map the file.
 typedef struct cksst_growable cksst_growable;
 
 // A filter file mapped into memory and queried in place, single or growable: opened in
 // constant time; a lazily checked one verifies each chunk of its buckets the first time a
 // lookup reads it, and answers "maybe" from a damaged chunk (never a false negative).
+//
+// Files must not change while mapped. The mapping shows the file's current bytes, and
+// lookups read them as they are: nothing may write into or truncate a mapped file (this
+// process through another handle, or another process) until it is freed. Bytes overwritten
+// after the checks give wrong answers, false negatives included, and a lookup past a truncated
+// end raises SIGBUS, which kills the process. Files saved with `cksst_growable_save` (or the
+// Rust crate's `save`) are replaced by a rename, never changed in place, so a mapping keeps
+// the old file's bytes. Where something else may write the files (a shared or network file
+// system, a tool that rewrites files in place), open them with [`cksst_mapped_read`], which
+// copies the file into memory and checks it: nothing done to the file afterwards reaches it.
 //
 // Thread safety: any number of threads may query one mapped filter at once.
 typedef struct cksst_mapped cksst_mapped;
@@ -118,8 +148,14 @@ typedef struct cksst_view_set cksst_view_set;
 
 // Settings for a filter; fill one with [`cksst_config_init`] and change what you need.
 // Zero in `bucket_size`, `fingerprint_bits` or `encoding` lets the library choose (the layout
-// with the fewest bits per key that meets `false_positive_rate`).
+// with the fewest bits per key that meets `false_positive_rate`). A configuration that
+// `cksst_config_init` did not fill (`= {0}`, say) is refused, with a message that says so.
 typedef struct {
+  // `sizeof(cksst_config)` as the caller's header declares it, which `cksst_config_init`
+  // sets. Fields may be added at the end in later versions: a library then reads the fields
+  // that the caller's size covers and takes the defaults for the rest. This version knows
+  // one size and refuses any other (0: not initialized).
+  size_t size;
   // Keys the filter must hold (for a builder, only a hint: it is sized for the keys added).
   uint64_t capacity;
   // The target false-positive rate, in (0, 1); 0.01 by default.
@@ -162,19 +198,23 @@ const char *cksst_status_name(int code);
 const char *cksst_version(void);
 
 // Releases bytes the library returned (from `cksst_builder_finish`,
-// `cksst_growable_to_bytes`), with the length it returned with them. NULL is allowed.
+// `cksst_builder_finish_compact`, `cksst_growable_to_bytes`), with the length it returned with
+// them. NULL is allowed.
 //
 // # Safety
 // `bytes` is NULL or came from this library with exactly `len`, and is not used again.
 void cksst_bytes_free(uint8_t *bytes, size_t len);
 
-// The 64-bit hash of a key (XXH3-64, seed 0; FORMAT.md "Hashing"), the same for every filter
-// whatever its seed: hash a key once and ask every filter with the `*_contains_hash`
-// functions. A NULL `key` hashes as the empty key.
+// Stores the 64-bit hash of a key (XXH3-64, seed 0; FORMAT.md "Hashing") in `*hash`, the same
+// for every filter whatever its seed: hash a key once and ask every filter with the
+// `*_contains_hash` functions. `CKSST_OK`, or `CKSST_ERR_INVALID_ARGUMENT` (and `*hash`
+// unchanged) for a NULL `key` with a nonzero length or a NULL `hash`, as every function that
+// takes a key refuses it; a NULL key of length 0 is the empty key.
 //
 // # Safety
-// `key` is NULL or points at `len` readable bytes.
-uint64_t cksst_hash(const uint8_t *key, size_t len);
+// `key` is NULL or points at `len` readable bytes; `hash` is NULL or points at a writable
+// `uint64_t`.
+int cksst_hash(const uint8_t *key, size_t len, uint64_t *hash);
 
 // Fills `config` with the defaults for `capacity` keys: a 1 % false-positive rate, the layout
 // chosen for it, the default seed and kicks, doubling levels.
@@ -184,19 +224,21 @@ uint64_t cksst_hash(const uint8_t *key, size_t len);
 int cksst_config_init(cksst_config *config, uint64_t capacity);
 
 // A builder for the keys to come, following `config` (NULL: the defaults). NULL if the
-// memory for it cannot be had. Invalid settings are reported when it finishes.
+// memory for it cannot be had (the message says so). Invalid settings are reported when it
+// finishes.
 //
 // # Safety
 // `config` is NULL or points at an initialized `cksst_config`.
 cksst_builder *cksst_builder_new(const cksst_config *config);
 
-// Adds a key. `CKSST_ERR_FINISHED` after the filter was finished.
+// Adds a key. `CKSST_ERR_FINISHED` after the filter was finished; `CKSST_ERR_OUT_OF_MEMORY`
+// (the key not added, the others kept) where its 8 bytes cannot be had.
 //
 // # Safety
 // `builder` is a live builder used by no other thread; `key` is NULL or points at `len` bytes.
 int cksst_builder_add_key(cksst_builder *builder, const uint8_t *key, size_t len);
 
-// Adds a key by its hash ([`cksst_hash`]).
+// Adds a key by its hash ([`cksst_hash`]), as [`cksst_builder_add_key`] does.
 //
 // # Safety
 // `builder` is a live builder used by no other thread.
@@ -220,7 +262,8 @@ int cksst_builder_finish(cksst_builder *builder, uint8_t **bytes, size_t *len);
 // Finishes the filter into the caller's buffer `buf` of `capacity` bytes (any alignment) and
 // stores its length in `*len`. If the buffer is too small, returns
 // `CKSST_ERR_BUFFER_TOO_SMALL` with the length needed in `*len` and keeps the filter: call
-// again with a larger buffer (`capacity` 0 and `buf` NULL ask for the length).
+// again with a larger buffer (`capacity` 0 and `buf` NULL ask for the length). After any other
+// error `*len` is 0.
 //
 // # Safety
 // `builder` is a live builder used by no other thread; `buf` is NULL or points at `capacity`
@@ -314,10 +357,12 @@ size_t cksst_view_len(const cksst_view *view);
 // `view` is NULL (1.0) or a live view.
 double cksst_view_expected_fpr(const cksst_view *view);
 
-// Releases a view (NULL is allowed); the bytes it borrowed are the caller's again.
+// Releases a view (NULL is allowed). A set made from it does not need it (the set keeps its
+// own copy of what it reads) but does need the bytes the view borrowed: they are the caller's
+// again once the view and every set made from it are freed.
 //
 // # Safety
-// `view` is NULL or a live view, not used again (nor by a set made from it).
+// `view` is NULL or a live view, not used again.
 void cksst_view_free(cksst_view *view);
 
 // A set of the `n` views in `views`, in that order. The views may be freed afterwards, but the
@@ -350,9 +395,12 @@ void cksst_view_set_free(cksst_view_set *set);
 
 // Whether the key may be in the compact block of `len` bytes at `block` (FORMAT.md §11), from
 // its bytes alone, with nothing kept: 1 (maybe), 0 (absent) or a negative error code (a
-// header that is not a compact block's: any result but 0 means "read the table"). The header
-// is checked, the buckets are not (the container checked the block; any bytes are read
-// safely). What a LevelDB filter policy's `key_may_match` does.
+// header or length that is not a compact block's: any result but 0 means "read the table").
+// The header and length are checked (FORMAT.md §11.2 steps 1 to 6), the buckets are not (the
+// container checked the block; any bytes are read safely). A compact block carries no check
+// value: damage that keeps to its rules — in the buckets, a seed index changed to another
+// below 16, a cut to another length that holds whole buckets — is read as it is and can answer
+// 0 for a key that was added. What a LevelDB filter policy's `key_may_match` does.
 //
 // # Safety
 // `block` points at `len` readable bytes; `key` is NULL or points at `key_len` bytes.
@@ -378,6 +426,15 @@ int cksst_compact_check(const uint8_t *block, size_t len, size_t *keys);
 // # Safety
 // `path` is a NUL-terminated string; `mapped` points at a writable pointer.
 int cksst_mapped_open(const char *path, cksst_mapped **mapped);
+
+// Reads the filter file at `path` into memory — no mapping — and checks it completely, as
+// [`cksst_mapped_open`] does; lookups then run the same code. The file's size in memory, and
+// the whole file read now; in exchange nothing that happens to the file afterwards
+// (truncation, overwriting, deletion) can reach the filter. Stores the handle in `*mapped`.
+//
+// # Safety
+// As [`cksst_mapped_open`].
+int cksst_mapped_read(const char *path, cksst_mapped **mapped);
 
 // Maps the filter file at `path` in constant time: the header and level table are checked
 // now, each chunk of buckets when a lookup first reads it ([`cksst_mapped_verify`] checks
@@ -513,6 +570,8 @@ size_t cksst_growable_levels(const cksst_growable *filter);
 
 // Saves the filter to `path` atomically (a temporary file renamed over it, synced): a reader
 // sees the old file or the new one, never a torn one. Map it with [`cksst_mapped_open`].
+// `CKSST_ERR_NOT_DURABLE` if the new file is in place but syncing it failed (save again to
+// make it durable); `CKSST_ERR_IO` if it could not be written (the old file is untouched).
 //
 // # Safety
 // `filter` is a live growable filter no other thread changes meanwhile; `path` is a

@@ -8,10 +8,16 @@
 //! * **Results.** A negative `int` is an error: one of the `CKSST_ERR_*` codes, whose message
 //!   [`cksst_last_error`] returns. `CKSST_OK` (0) is success; functions that answer a question
 //!   return 1 (yes / "maybe present") or 0 (no). An answer of "maybe" is the safe one: code that
-//!   reads the table whenever the result is not 0 never loses a key, even on an error.
+//!   reads the table whenever the result is not 0 never loses a key, even on an error. Batch
+//!   calls, which return `CKSST_OK` or an error, set every answer of their output array to
+//!   true ("maybe") before anything else, so that after an error it still says "read the
+//!   table".
 //! * **Handles** are opaque, created by a `*_new` or `*_open` function and released by their
 //!   `*_free` function (which accepts NULL). Bytes the library returns are released with
 //!   [`cksst_bytes_free`].
+//! * **Outputs.** A function that makes a handle or bytes first stores NULL (and 0 for a
+//!   length) through its output pointers, once it has checked them: after any failure they hold
+//!   NULL and 0, which the `*_free` functions accept, never a value left from earlier use.
 //! * **Pointers and lengths** are checked: NULL where a value is required gives
 //!   `CKSST_ERR_INVALID_ARGUMENT`; a NULL pointer with length 0 is an empty key. What cannot be
 //!   checked — that a pointer points at as many bytes as its length says, that bytes a view
@@ -43,6 +49,7 @@
 #![deny(missing_docs)]
 #![allow(non_camel_case_types)]
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char, c_int};
 use std::fs::File;
@@ -72,7 +79,10 @@ pub const CKSST_ERR_FULL: c_int = -3;
 /// A growable filter refused another copy of a key it already holds as many copies of as its
 /// buckets take. Nothing changed and the key is found.
 pub const CKSST_ERR_TOO_MANY_COPIES: c_int = -4;
-/// Memory for a table could not be allocated.
+/// Memory could not be had: for a filter's table, a builder's keys (8 bytes a key), a handle,
+/// a file's bytes. The call changed nothing; a builder keeps the keys added before.
+/// (Allocations of a few dozen bytes inside a filter's code still abort the process where
+/// they fail, as Rust's do: only where the address space is already exhausted.)
 pub const CKSST_ERR_OUT_OF_MEMORY: c_int = -5;
 /// Reading or writing a file failed (the message has the operating system's reason).
 pub const CKSST_ERR_IO: c_int = -6;
@@ -98,6 +108,9 @@ pub const CKSST_ERR_BUFFER_TOO_SMALL: c_int = -15;
 pub const CKSST_ERR_FINISHED: c_int = -16;
 /// A bug in the library (a panic, caught at the boundary). Please report it.
 pub const CKSST_ERR_INTERNAL: c_int = -17;
+/// A save wrote and renamed the file but could not sync it or its directory: the file is there
+/// and complete, but may not survive a crash or power loss. Saving again retries.
+pub const CKSST_ERR_NOT_DURABLE: c_int = -18;
 
 /// The encodings of `cksst_config.encoding`: 0 lets the library choose.
 pub const CKSST_ENCODING_AUTO: u32 = 0;
@@ -111,19 +124,30 @@ pub const CKSST_ENCODING_SEMI_SORTED: u32 = 3;
 /// What went wrong on this thread, for the message.
 struct Failure {
     code: c_int,
-    message: String,
+    /// A static message where even a small allocation may fail (out of memory).
+    message: Cow<'static, str>,
 }
 
 impl Failure {
-    fn new(code: c_int, message: impl Into<String>) -> Failure {
+    fn new(code: c_int, message: impl Into<Cow<'static, str>>) -> Failure {
         Failure {
             code,
             message: message.into(),
         }
     }
 
-    fn argument(message: impl Into<String>) -> Failure {
+    fn argument(message: impl Into<Cow<'static, str>>) -> Failure {
         Failure::new(CKSST_ERR_INVALID_ARGUMENT, message)
+    }
+
+    /// Out of memory for `what`: a static message, which needs no allocation.
+    fn out_of_memory(what: &'static str) -> Failure {
+        Failure::new(CKSST_ERR_OUT_OF_MEMORY, what)
+    }
+
+    /// The same failure again (a builder reports its error each time it is asked).
+    fn again(&self) -> Failure {
+        Failure::new(self.code, self.message.clone())
     }
 }
 
@@ -134,7 +158,8 @@ impl From<Error> for Failure {
             Error::Full => CKSST_ERR_FULL,
             Error::TooManyCopies => CKSST_ERR_TOO_MANY_COPIES,
             Error::OutOfMemory { .. } => CKSST_ERR_OUT_OF_MEMORY,
-            Error::Io(_) | Error::NotDurable(_) => CKSST_ERR_IO,
+            Error::Io(_) => CKSST_ERR_IO,
+            Error::NotDurable(_) => CKSST_ERR_NOT_DURABLE,
             Error::BadMagic { .. } => CKSST_ERR_BAD_MAGIC,
             Error::UnsupportedVersion { .. } => CKSST_ERR_UNSUPPORTED_VERSION,
             Error::Truncated { .. } => CKSST_ERR_TRUNCATED,
@@ -150,8 +175,36 @@ impl From<Error> for Failure {
     }
 }
 
+/// The last error's message: its own copy, or a static one where memory for a copy could not
+/// be had.
+enum LastError {
+    Static(&'static CStr),
+    Owned(CString),
+}
+
+impl LastError {
+    /// The message `text` as a C string (NUL bytes inside it become spaces), allocated
+    /// fallibly: a failure out of memory must not abort while it is reported.
+    fn of(text: &str) -> LastError {
+        let mut bytes = Vec::new();
+        if bytes.try_reserve_exact(text.len() + 1).is_err() {
+            return LastError::Static(c"out of memory (the message could not be stored)");
+        }
+        bytes.extend(text.bytes().map(|b| if b == 0 { b' ' } else { b }));
+        // No NUL inside, and room for the terminator: no allocation, no error.
+        CString::new(bytes).map_or(LastError::Static(c""), LastError::Owned)
+    }
+
+    fn as_ptr(&self) -> *const c_char {
+        match self {
+            LastError::Static(s) => s.as_ptr(),
+            LastError::Owned(s) => s.as_ptr(),
+        }
+    }
+}
+
 thread_local! {
-    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    static LAST_ERROR: RefCell<LastError> = const { RefCell::new(LastError::Static(c"")) };
 }
 
 /// Runs `body` at the boundary: its error is recorded for [`cksst_last_error`] and returned
@@ -172,7 +225,7 @@ fn boundary(body: impl FnOnce() -> Result<c_int, Failure>) -> c_int {
             )
         }
     };
-    let message = CString::new(failure.message.replace('\0', " ")).unwrap_or_default();
+    let message = LastError::of(&failure.message);
     // Even recording the message must not unwind into C (a thread being torn down).
     let _ = LAST_ERROR.try_with(|last| *last.borrow_mut() = message);
     failure.code
@@ -212,6 +265,7 @@ pub extern "C" fn cksst_status_name(code: c_int) -> *const c_char {
         CKSST_ERR_BUFFER_TOO_SMALL => c"CKSST_ERR_BUFFER_TOO_SMALL",
         CKSST_ERR_FINISHED => c"CKSST_ERR_FINISHED",
         CKSST_ERR_INTERNAL => c"CKSST_ERR_INTERNAL",
+        CKSST_ERR_NOT_DURABLE => c"CKSST_ERR_NOT_DURABLE",
         _ => c"CKSST_UNKNOWN",
     };
     name.as_ptr()
@@ -256,33 +310,31 @@ unsafe fn bytes<'a>(ptr: *const u8, len: usize, what: &str) -> Result<&'a [u8], 
     Ok(unsafe { std::slice::from_raw_parts(ptr, len) })
 }
 
-/// `len` writable elements at `ptr`, NULL allowed when `len` is 0.
+/// The caller's `n` answers at `ptr` (NULL allowed when `n` is 0), each set to "maybe" (true)
+/// first: a batch call checks them before anything else, so that if it then fails, every
+/// answer says "read the table". The caller's memory may be uninitialized: it is written
+/// through the raw pointer, and only then borrowed as `bool`s.
 ///
 /// # Safety
-/// Unless NULL, `ptr` points at `len` writable, aligned `T`s nothing else accesses meanwhile.
-unsafe fn out_slice<'a, T>(ptr: *mut T, len: usize, what: &str) -> Result<&'a mut [T], Failure> {
-    if len == 0 {
+/// Unless NULL, `ptr` points at `n` writable, aligned `bool`s nothing else accesses meanwhile.
+unsafe fn answers_out<'a>(ptr: *mut bool, n: usize, what: &str) -> Result<&'a mut [bool], Failure> {
+    if n == 0 {
         return Ok(&mut []);
     }
     if ptr.is_null() {
+        return Err(Failure::argument(format!("{what} is NULL with length {n}")));
+    }
+    if n > isize::MAX as usize {
         return Err(Failure::argument(format!(
-            "{what} is NULL with length {len}"
+            "{what}'s length {n} is too large"
         )));
     }
-    if !ptr.is_aligned() {
-        return Err(Failure::argument(format!("{what} is not aligned")));
-    }
-    if len
-        .checked_mul(size_of::<T>().max(1))
-        .is_none_or(|n| n > isize::MAX as usize)
-    {
-        return Err(Failure::argument(format!(
-            "{what}'s length {len} is too large"
-        )));
-    }
-    // SAFETY: not NULL, aligned (checked), and no larger than isize::MAX bytes (checked); the
-    // caller guarantees `len` writable elements that nothing else accesses during the call.
-    Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
+    // SAFETY: not NULL and at most isize::MAX bytes (checked; a `bool` is one byte, alignment
+    // 1); the caller guarantees `n` writable bytes that nothing else accesses during the call.
+    // Byte 1 is `true`, so every element is a valid `bool` after this, whatever it held.
+    unsafe { ptr::write_bytes(ptr, 1, n) };
+    // SAFETY: the same `n` bytes, now initialized `bool`s, borrowed for the call only.
+    Ok(unsafe { std::slice::from_raw_parts_mut(ptr, n) })
 }
 
 /// `len` elements at `ptr` to read, NULL allowed when `len` is 0.
@@ -352,6 +404,53 @@ unsafe fn put<T>(out: *mut T, value: T, what: &str) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Stores NULL through the output pointer `out` of a function that makes a handle or bytes, the
+/// first thing it does, so that a caller's cleanup path after a failure finds NULL rather than
+/// a value left from earlier use. `Err` if `out` is NULL or misaligned.
+///
+/// # Safety
+/// Unless NULL, `out` points at a writable pointer.
+unsafe fn clear<T>(out: *mut *mut T, what: &str) -> Result<(), Failure> {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { put(out, ptr::null_mut(), what) }
+}
+
+/// [`clear`] for the pointer and length of bytes handed out: NULL and 0.
+///
+/// # Safety
+/// Unless NULL, `out` points at a writable pointer and `out_len` at a writable `size_t`.
+unsafe fn clear_bytes(out: *mut *mut u8, out_len: *mut usize) -> Result<(), Failure> {
+    if out.is_null() || out_len.is_null() {
+        return Err(Failure::argument(
+            "the output pointer or its length is NULL",
+        ));
+    }
+    // SAFETY: the caller's contract, as stated.
+    unsafe {
+        put(out_len, 0, "the length pointer")?;
+        clear(out, "the output pointer")
+    }
+}
+
+/// `value` on the heap, as `Box::into_raw(Box::new(value))` makes it, or `OutOfMemory` where
+/// `Box::new` would abort the process.
+fn try_box<T>(value: T) -> Result<*mut T, Failure> {
+    let layout = std::alloc::Layout::new::<T>();
+    if layout.size() == 0 {
+        return Ok(Box::into_raw(Box::new(value)));
+    }
+    // SAFETY: the layout's size is not zero (checked).
+    let p = unsafe { std::alloc::alloc(layout) }.cast::<T>();
+    if p.is_null() {
+        return Err(Failure::out_of_memory("out of memory for a handle"));
+    }
+    // SAFETY: `p` is a fresh allocation of the global allocator with `T`'s layout, so it is
+    // aligned and writable for a `T`, and `Box::from_raw` may own it (the layout a `Box<T>`
+    // frees with); [`free`] releases it that way.
+    unsafe { p.write(value) };
+    Ok(p)
+}
+
 /// Stores a new handle holding `value` through `out`: `CKSST_OK`, or the error with nothing
 /// left allocated.
 ///
@@ -361,7 +460,7 @@ unsafe fn give<T>(value: T, out: *mut *mut T) -> Result<c_int, Failure> {
     if out.is_null() {
         return Err(Failure::argument("the output pointer is NULL"));
     }
-    let made = Box::into_raw(Box::new(value));
+    let made = try_box(value)?;
     // SAFETY: the caller's contract; on failure the handle is taken back.
     if let Err(e) = unsafe { put(out, made, "the output pointer") } {
         // SAFETY: made just above and not given out.
@@ -370,6 +469,18 @@ unsafe fn give<T>(value: T, out: *mut *mut T) -> Result<c_int, Failure> {
     }
     Ok(CKSST_OK)
 }
+
+// Every handle may move between threads and be shared by them: what each handle type's
+// comment allows at once is a matter of its functions (those that change it take `&mut`), not
+// of its contents.
+const _: () = {
+    const fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<cksst_builder>();
+    send_and_sync::<cksst_view>();
+    send_and_sync::<cksst_view_set>();
+    send_and_sync::<cksst_mapped>();
+    send_and_sync::<cksst_growable>();
+};
 
 /// Frees a handle made by `Box::into_raw`.
 ///
@@ -431,7 +542,8 @@ unsafe fn give_bytes(v: Vec<u8>, out: *mut *mut u8, out_len: *mut usize) -> Resu
 }
 
 /// Releases bytes the library returned (from `cksst_builder_finish`,
-/// `cksst_growable_to_bytes`), with the length it returned with them. NULL is allowed.
+/// `cksst_builder_finish_compact`, `cksst_growable_to_bytes`), with the length it returned with
+/// them. NULL is allowed.
 ///
 /// # Safety
 /// `bytes` is NULL or came from this library with exactly `len`, and is not used again.
@@ -446,27 +558,38 @@ pub unsafe extern "C" fn cksst_bytes_free(bytes: *mut u8, len: usize) {
 // ---------------------------------------------------------------------------------------------
 // Hashing and configuration
 
-/// The 64-bit hash of a key (XXH3-64, seed 0; FORMAT.md "Hashing"), the same for every filter
-/// whatever its seed: hash a key once and ask every filter with the `*_contains_hash`
-/// functions. A NULL `key` hashes as the empty key.
+/// Stores the 64-bit hash of a key (XXH3-64, seed 0; FORMAT.md "Hashing") in `*hash`, the same
+/// for every filter whatever its seed: hash a key once and ask every filter with the
+/// `*_contains_hash` functions. `CKSST_OK`, or `CKSST_ERR_INVALID_ARGUMENT` (and `*hash`
+/// unchanged) for a NULL `key` with a nonzero length or a NULL `hash`, as every function that
+/// takes a key refuses it; a NULL key of length 0 is the empty key.
 ///
 /// # Safety
-/// `key` is NULL or points at `len` readable bytes.
+/// `key` is NULL or points at `len` readable bytes; `hash` is NULL or points at a writable
+/// `uint64_t`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cksst_hash(key: *const u8, len: usize) -> u64 {
-    // SAFETY: the caller's contract, as stated.
-    match unsafe { bytes(key, len, "key") } {
-        Ok(key) => KeyHash::of(key).to_u64(),
-        Err(_) => KeyHash::of(&[]).to_u64(),
-    }
+pub unsafe extern "C" fn cksst_hash(key: *const u8, len: usize, hash: *mut u64) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let h = KeyHash::of(unsafe { bytes(key, len, "key") }?).to_u64();
+        // SAFETY: the caller's contract, as stated.
+        unsafe { put(hash, h, "hash") }?;
+        Ok(CKSST_OK)
+    })
 }
 
 /// Settings for a filter; fill one with [`cksst_config_init`] and change what you need.
 /// Zero in `bucket_size`, `fingerprint_bits` or `encoding` lets the library choose (the layout
-/// with the fewest bits per key that meets `false_positive_rate`).
+/// with the fewest bits per key that meets `false_positive_rate`). A configuration that
+/// `cksst_config_init` did not fill (`= {0}`, say) is refused, with a message that says so.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct cksst_config {
+    /// `sizeof(cksst_config)` as the caller's header declares it, which `cksst_config_init`
+    /// sets. Fields may be added at the end in later versions: a library then reads the fields
+    /// that the caller's size covers and takes the defaults for the rest. This version knows
+    /// one size and refuses any other (0: not initialized).
+    pub size: usize,
     /// Keys the filter must hold (for a builder, only a hint: it is sized for the keys added).
     pub capacity: u64,
     /// The target false-positive rate, in (0, 1); 0.01 by default.
@@ -500,6 +623,7 @@ pub struct cksst_config {
 pub unsafe extern "C" fn cksst_config_init(config: *mut cksst_config, capacity: u64) -> c_int {
     boundary(|| {
         let value = cksst_config {
+            size: size_of::<cksst_config>(),
             capacity,
             false_positive_rate: DEFAULT_FPR,
             bucket_size: 0,
@@ -527,6 +651,22 @@ unsafe fn config_of(config: *const cksst_config) -> Result<Config, Failure> {
     let Some(c) = (unsafe { config.as_ref() }) else {
         return Ok(Config::new(0));
     };
+    if c.size != size_of::<cksst_config>() {
+        return Err(Failure::new(
+            CKSST_ERR_INVALID_CONFIG,
+            format!(
+                "the cksst_config's size is {}, this library's is {}: fill it with \
+                 cksst_config_init before changing what you need{}",
+                c.size,
+                size_of::<cksst_config>(),
+                if c.size == 0 {
+                    " (a zeroed configuration is not one)"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
     let capacity = usize::try_from(c.capacity)
         .map_err(|_| Failure::new(CKSST_ERR_INVALID_CONFIG, "capacity: too large"))?;
     let mut out = Config::new(capacity)
@@ -568,13 +708,26 @@ fn answer(yes: bool) -> Result<c_int, Failure> {
 /// Builds the filter of an SSTable from all of its keys: add them, then finish into bytes.
 /// The filter is sized exactly for the distinct keys added (duplicates are dropped).
 ///
+/// Memory: 8 bytes a key while keys are added, taken as they come; finishing needs about 8
+/// more a key for a while, then the filter. Where that memory cannot be had, adding a key and
+/// finishing return `CKSST_ERR_OUT_OF_MEMORY` and keep the keys added so far (finish again
+/// once memory is free), and [`cksst_builder_new`] returns NULL: the process is not aborted.
+/// (Below 134 million keys. The filter's own table and the file's bytes are allocated
+/// fallibly too; a compact block of more than 4096 keys is not.)
+///
 /// Thread safety: one thread at a time (it may move between threads).
 pub struct cksst_builder {
     state: BuilderState,
 }
 
 enum BuilderState {
-    Adding(FilterBuilder),
+    /// The keys' hashes so far, kept here rather than in a [`FilterBuilder`] so that their
+    /// memory is reserved fallibly; `seed` is the configuration's.
+    Adding {
+        config: Config,
+        seed: u64,
+        hashes: Vec<u64>,
+    },
     /// A configuration [`config_of`] refused: keys are accepted and dropped, and finishing
     /// reports the error, as [`cksst_builder_new`] documents.
     Invalid(Failure),
@@ -587,8 +740,13 @@ enum BuilderState {
     Taken,
 }
 
+/// The most hashes a builder reserves room for up front, whatever the capacity hint (1 GiB),
+/// as [`FilterBuilder::new`] does.
+const RESERVE_MAX: u64 = 1 << 27;
+
 /// A builder for the keys to come, following `config` (NULL: the defaults). NULL if the
-/// memory for it cannot be had. Invalid settings are reported when it finishes.
+/// memory for it cannot be had (the message says so). Invalid settings are reported when it
+/// finishes.
 ///
 /// # Safety
 /// `config` is NULL or points at an initialized `cksst_config`.
@@ -598,17 +756,31 @@ pub unsafe extern "C" fn cksst_builder_new(config: *const cksst_config) -> *mut 
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
         let state = match unsafe { config_of(config) } {
-            Ok(config) => BuilderState::Adding(FilterBuilder::new(config)),
+            Ok(c) => {
+                // SAFETY: as above; `config_of` read it already.
+                let (seed, hint) =
+                    unsafe { config.as_ref() }.map_or((DEFAULT_SEED, 0), |c| (c.seed, c.capacity));
+                let mut hashes = Vec::new();
+                // Only a hint: where even the address space cannot be had, keys reserve their
+                // own as they come.
+                let _ = hashes.try_reserve_exact(hint.min(RESERVE_MAX) as usize);
+                BuilderState::Adding {
+                    config: c,
+                    seed,
+                    hashes,
+                }
+            }
             // Reported when the builder finishes, as documented.
             Err(invalid) => BuilderState::Invalid(invalid),
         };
-        made = Box::into_raw(Box::new(cksst_builder { state }));
+        made = try_box(cksst_builder { state })?;
         Ok(CKSST_OK)
     });
     made
 }
 
-/// Adds a key. `CKSST_ERR_FINISHED` after the filter was finished.
+/// Adds a key. `CKSST_ERR_FINISHED` after the filter was finished; `CKSST_ERR_OUT_OF_MEMORY`
+/// (the key not added, the others kept) where its 8 bytes cannot be had.
 ///
 /// # Safety
 /// `builder` is a live builder used by no other thread; `key` is NULL or points at `len` bytes.
@@ -622,7 +794,7 @@ pub unsafe extern "C" fn cksst_builder_add_key(
     boundary(|| unsafe { add(builder, KeyHash::of(bytes(key, len, "key")?)) })
 }
 
-/// Adds a key by its hash ([`cksst_hash`]).
+/// Adds a key by its hash ([`cksst_hash`]), as [`cksst_builder_add_key`] does.
 ///
 /// # Safety
 /// `builder` is a live builder used by no other thread.
@@ -637,8 +809,14 @@ pub unsafe extern "C" fn cksst_builder_add_hash(builder: *mut cksst_builder, has
 unsafe fn add(builder: *mut cksst_builder, h: KeyHash) -> Result<c_int, Failure> {
     // SAFETY: the caller's contract.
     match &mut unsafe { handle_mut(builder, "builder") }?.state {
-        BuilderState::Adding(b) => {
-            b.add_hash(h);
+        BuilderState::Adding { hashes, .. } => {
+            if hashes.try_reserve(1).is_err() {
+                return Err(Failure::out_of_memory(
+                    "out of memory for another key (8 bytes a key): the key was not added, \
+                     the others are kept",
+                ));
+            }
+            hashes.push(h.to_u64());
             Ok(CKSST_OK)
         }
         BuilderState::Invalid(_) => Ok(CKSST_OK),
@@ -657,33 +835,54 @@ unsafe fn add(builder: *mut cksst_builder, h: KeyHash) -> Result<c_int, Failure>
 pub unsafe extern "C" fn cksst_builder_len(builder: *const cksst_builder) -> usize {
     // SAFETY: the caller's contract, as stated.
     match unsafe { builder.as_ref() }.map(|b| &b.state) {
-        Some(BuilderState::Adding(b)) => b.len(),
+        Some(BuilderState::Adding { hashes, .. }) => hashes.len(),
         _ => 0,
     }
 }
 
-/// Builds the filter once, as a file or a compact block; later calls find the bytes.
+/// Builds the filter once, as a file or a compact block; later calls find the bytes. Refusals
+/// that need nothing from the keys (a compact block's seed, memory for the builder's copy of
+/// the keys) leave the keys where they are, to finish otherwise or later.
 fn built(builder: &mut cksst_builder, compact: bool) -> Result<&mut Vec<u8>, Failure> {
-    if let BuilderState::Invalid(f) = &builder.state {
-        return Err(Failure::new(f.code, f.message.clone()));
+    match &builder.state {
+        BuilderState::Invalid(f) => return Err(f.again()),
+        BuilderState::Adding { seed, hashes, .. } => {
+            if compact && *seed != DEFAULT_SEED {
+                return Err(Failure::new(
+                    CKSST_ERR_INVALID_CONFIG,
+                    format!(
+                        "invalid seed: {seed:#x}: a compact block names its seed by an index \
+                         from the default seed; leave the seed at its default (the keys are \
+                         kept: cksst_builder_finish still builds a file)"
+                    ),
+                ));
+            }
+            // The FilterBuilder takes a copy of the hashes (ours are freed before it sorts
+            // them, so the peak is its own); its room is reserved exactly, and fallibly here
+            // first: where it cannot be had, nothing is taken.
+            let mut room: Vec<u64> = Vec::new();
+            if room.try_reserve_exact(hashes.len()).is_err() {
+                return Err(Failure::out_of_memory(
+                    "out of memory for finishing (8 bytes a key more): the keys are kept",
+                ));
+            }
+        }
+        _ => {}
     }
-    if let BuilderState::Adding(_) = builder.state {
-        let BuilderState::Adding(b) = std::mem::replace(&mut builder.state, BuilderState::Taken)
+    if let BuilderState::Adding { .. } = builder.state {
+        let BuilderState::Adding { config, hashes, .. } =
+            std::mem::replace(&mut builder.state, BuilderState::Taken)
         else {
             unreachable!()
         };
-        let finished = if compact {
-            b.finish_compact()
-        } else {
-            b.finish().map(|f| f.to_bytes())
-        };
+        let finished = finish_hashes(config, hashes, compact);
         builder.state = match finished {
             Ok(bytes) => BuilderState::Built { bytes, compact },
             // Finishing again reports the same error.
-            Err(e) => BuilderState::Invalid(e.into()),
+            Err(e) => BuilderState::Invalid(e),
         };
         if let BuilderState::Invalid(f) = &builder.state {
-            return Err(Failure::new(f.code, f.message.clone()));
+            return Err(f.again());
         }
     }
     match &mut builder.state {
@@ -699,6 +898,28 @@ fn built(builder: &mut cksst_builder, compact: bool) -> Result<&mut Vec<u8>, Fai
     }
 }
 
+/// The file or compact block of the key hashes `hashes`, built by a [`FilterBuilder`].
+fn finish_hashes(config: Config, hashes: Vec<u64>, compact: bool) -> Result<Vec<u8>, Failure> {
+    // Sized for the keys, so that adding them reserves once: the room `built` just found.
+    let mut b = FilterBuilder::new(config.capacity(hashes.len()));
+    for &h in &hashes {
+        b.add_hash(KeyHash::from_u64(h));
+    }
+    drop(hashes);
+    if compact {
+        return Ok(b.finish_compact()?);
+    }
+    let filter = b.finish()?;
+    let mut bytes = Vec::new();
+    if bytes.try_reserve_exact(filter.size_in_bytes()).is_err() {
+        return Err(Failure::out_of_memory(
+            "out of memory for the filter's file bytes",
+        ));
+    }
+    filter.write_to(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// # Safety
 /// As [`cksst_builder_finish`].
 unsafe fn finish(
@@ -708,11 +929,8 @@ unsafe fn finish(
     compact: bool,
 ) -> c_int {
     boundary(|| {
-        if bytes.is_null() || len.is_null() {
-            return Err(Failure::argument(
-                "the output pointer or its length is NULL",
-            ));
-        }
+        // SAFETY: the caller's contract.
+        unsafe { clear_bytes(bytes, len) }?;
         // SAFETY: the caller's contract.
         let b = unsafe { handle_mut(builder, "builder") }?;
         let out = std::mem::take(built(b, compact)?);
@@ -734,6 +952,8 @@ unsafe fn finish_into(
 ) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract.
+        unsafe { put(len, 0, "len") }?;
+        // SAFETY: the caller's contract.
         let b = unsafe { handle_mut(builder, "builder") }?;
         let file = built(b, compact)?;
         // SAFETY: the caller's contract.
@@ -747,9 +967,20 @@ unsafe fn finish_into(
                 ),
             ));
         }
-        // SAFETY: the caller's contract.
-        let out = unsafe { out_slice(buf, capacity, "buf") }?;
-        out[..file.len()].copy_from_slice(file);
+        if file.is_empty() {
+            return Ok(CKSST_OK);
+        }
+        if buf.is_null() {
+            return Err(Failure::argument(format!(
+                "buf is NULL with capacity {capacity}"
+            )));
+        }
+        // SAFETY: `buf` is not NULL and the caller guarantees `capacity ≥ file.len()` writable
+        // bytes there (checked above against the length), at any alignment (bytes); the bytes
+        // written are exactly the filter's, through the raw pointer, so no reference is made
+        // to the rest of the caller's buffer, which may be uninitialized. `file` is the
+        // library's own memory, so the two do not overlap.
+        unsafe { ptr::copy_nonoverlapping(file.as_ptr(), buf, file.len()) };
         Ok(CKSST_OK)
     })
 }
@@ -774,7 +1005,8 @@ pub unsafe extern "C" fn cksst_builder_finish(
 /// Finishes the filter into the caller's buffer `buf` of `capacity` bytes (any alignment) and
 /// stores its length in `*len`. If the buffer is too small, returns
 /// `CKSST_ERR_BUFFER_TOO_SMALL` with the length needed in `*len` and keeps the filter: call
-/// again with a larger buffer (`capacity` 0 and `buf` NULL ask for the length).
+/// again with a larger buffer (`capacity` 0 and `buf` NULL ask for the length). After any other
+/// error `*len` is 0.
 ///
 /// # Safety
 /// `builder` is a live builder used by no other thread; `buf` is NULL or points at `capacity`
@@ -855,12 +1087,11 @@ unsafe fn open_view(
     verify: bool,
 ) -> c_int {
     boundary(|| {
+        // SAFETY: the caller's contract: `out` is NULL or writable.
+        unsafe { clear(out, "the output pointer") }?;
         // SAFETY: the caller's contract: the bytes outlive the view (so `'static` is only as
         // long as the caller keeps them, which each opening function documents).
         let data: &'static [u8] = unsafe { bytes(bytes_ptr, len, "bytes") }?;
-        if out.is_null() {
-            return Err(Failure::argument("the output pointer is NULL"));
-        }
         let inner = if verify {
             FilterRef::from_bytes(data)?
         } else {
@@ -956,11 +1187,11 @@ pub unsafe extern "C" fn cksst_view_contains_batch(
 ) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
-        let (v, hashes, out) = unsafe {
+        let (out, v, hashes) = unsafe {
             (
+                answers_out(out, n, "out")?,
                 handle(view, "view")?,
                 in_slice(hashes, n, "hashes")?,
-                out_slice(out, n, "out")?,
             )
         };
         let hashes: Vec<KeyHash> = hashes.iter().map(|&h| KeyHash::from_u64(h)).collect();
@@ -984,11 +1215,11 @@ pub unsafe extern "C" fn cksst_view_contains_keys(
 ) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
-        let (v, hashes, out) = unsafe {
+        let (out, v, hashes) = unsafe {
             (
+                answers_out(out, n, "out")?,
                 handle(view, "view")?,
                 hash_keys(keys, lens, n)?,
-                out_slice(out, n, "out")?,
             )
         };
         v.inner.contains_batch(&hashes, out);
@@ -1034,10 +1265,12 @@ pub unsafe extern "C" fn cksst_view_expected_fpr(view: *const cksst_view) -> f64
     unsafe { view.as_ref() }.map_or(1.0, |v| v.inner.expected_fpr())
 }
 
-/// Releases a view (NULL is allowed); the bytes it borrowed are the caller's again.
+/// Releases a view (NULL is allowed). A set made from it does not need it (the set keeps its
+/// own copy of what it reads) but does need the bytes the view borrowed: they are the caller's
+/// again once the view and every set made from it are freed.
 ///
 /// # Safety
-/// `view` is NULL or a live view, not used again (nor by a set made from it).
+/// `view` is NULL or a live view, not used again.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cksst_view_free(view: *mut cksst_view) {
     // SAFETY: the caller's contract, as stated.
@@ -1064,6 +1297,8 @@ pub unsafe extern "C" fn cksst_view_set_new(
     set: *mut *mut cksst_view_set,
 ) -> c_int {
     boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe { clear(set, "the output pointer") }?;
         // SAFETY: the caller's contract, as stated.
         let views = unsafe { in_slice(views, n, "views") }?;
         let filters = views
@@ -1119,7 +1354,7 @@ pub unsafe extern "C" fn cksst_view_set_contains_each(
 ) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
-        let (s, out) = unsafe { (handle(set, "set")?, out_slice(out, n, "out")?) };
+        let (out, s) = unsafe { (answers_out(out, n, "out")?, handle(set, "set")?) };
         if n != s.filters.len() {
             return Err(Failure::argument(format!(
                 "out has {n} entries for a set of {} views",
@@ -1146,9 +1381,12 @@ pub unsafe extern "C" fn cksst_view_set_free(set: *mut cksst_view_set) {
 
 /// Whether the key may be in the compact block of `len` bytes at `block` (FORMAT.md §11), from
 /// its bytes alone, with nothing kept: 1 (maybe), 0 (absent) or a negative error code (a
-/// header that is not a compact block's: any result but 0 means "read the table"). The header
-/// is checked, the buckets are not (the container checked the block; any bytes are read
-/// safely). What a LevelDB filter policy's `key_may_match` does.
+/// header or length that is not a compact block's: any result but 0 means "read the table").
+/// The header and length are checked (FORMAT.md §11.2 steps 1 to 6), the buckets are not (the
+/// container checked the block; any bytes are read safely). A compact block carries no check
+/// value: damage that keeps to its rules — in the buckets, a seed index changed to another
+/// below 16, a cut to another length that holds whole buckets — is read as it is and can answer
+/// 0 for a key that was added. What a LevelDB filter policy's `key_may_match` does.
 ///
 /// # Safety
 /// `block` points at `len` readable bytes; `key` is NULL or points at `key_len` bytes.
@@ -1217,6 +1455,16 @@ pub unsafe extern "C" fn cksst_compact_check(
 /// constant time; a lazily checked one verifies each chunk of its buckets the first time a
 /// lookup reads it, and answers "maybe" from a damaged chunk (never a false negative).
 ///
+/// Files must not change while mapped. The mapping shows the file's current bytes, and
+/// lookups read them as they are: nothing may write into or truncate a mapped file (this
+/// process through another handle, or another process) until it is freed. Bytes overwritten
+/// after the checks give wrong answers, false negatives included, and a lookup past a truncated
+/// end raises SIGBUS, which kills the process. Files saved with `cksst_growable_save` (or the
+/// Rust crate's `save`) are replaced by a rename, never changed in place, so a mapping keeps
+/// the old file's bytes. Where something else may write the files (a shared or network file
+/// system, a tool that rewrites files in place), open them with [`cksst_mapped_read`], which
+/// copies the file into memory and checks it: nothing done to the file afterwards reaches it.
+///
 /// Thread safety: any number of threads may query one mapped filter at once.
 pub struct cksst_mapped {
     inner: MappedFilter,
@@ -1231,10 +1479,9 @@ unsafe fn open_mapped(
 ) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract.
+        unsafe { clear(out, "the output pointer") }?;
+        // SAFETY: the caller's contract.
         let path = unsafe { path_of(path) }?;
-        if out.is_null() {
-            return Err(Failure::argument("the output pointer is NULL"));
-        }
         let inner = open(path)?;
         // SAFETY: the caller's contract: `out` is NULL or writable.
         unsafe { give(cksst_mapped { inner }, out) }
@@ -1253,6 +1500,22 @@ pub unsafe extern "C" fn cksst_mapped_open(
 ) -> c_int {
     // SAFETY: the caller's contract, as stated.
     unsafe { open_mapped(path, mapped, MappedFilter::open) }
+}
+
+/// Reads the filter file at `path` into memory — no mapping — and checks it completely, as
+/// [`cksst_mapped_open`] does; lookups then run the same code. The file's size in memory, and
+/// the whole file read now; in exchange nothing that happens to the file afterwards
+/// (truncation, overwriting, deletion) can reach the filter. Stores the handle in `*mapped`.
+///
+/// # Safety
+/// As [`cksst_mapped_open`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_read(
+    path: *const c_char,
+    mapped: *mut *mut cksst_mapped,
+) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { open_mapped(path, mapped, MappedFilter::read) }
 }
 
 /// Maps the filter file at `path` in constant time: the header and level table are checked
@@ -1286,9 +1549,8 @@ pub unsafe extern "C" fn cksst_mapped_open_range(
     mapped: *mut *mut cksst_mapped,
 ) -> c_int {
     boundary(|| {
-        if mapped.is_null() {
-            return Err(Failure::argument("the output pointer is NULL"));
-        }
+        // SAFETY: the caller's contract, as stated.
+        unsafe { clear(mapped, "the output pointer") }?;
         // SAFETY: the caller's contract, as stated.
         let file = unsafe { file_of(fd) }?;
         let inner = if lazy != 0 {
@@ -1398,11 +1660,11 @@ pub unsafe extern "C" fn cksst_mapped_contains_batch(
 ) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
-        let (m, hashes, out) = unsafe {
+        let (out, m, hashes) = unsafe {
             (
+                answers_out(out, n, "out")?,
                 handle(mapped, "mapped")?,
                 in_slice(hashes, n, "hashes")?,
-                out_slice(out, n, "out")?,
             )
         };
         let hashes: Vec<KeyHash> = hashes.iter().map(|&h| KeyHash::from_u64(h)).collect();
@@ -1448,10 +1710,67 @@ pub unsafe extern "C" fn cksst_mapped_free(mapped: *mut cksst_mapped) {
 /// false-positive rate bounded however far it grows (a memtable's filter, a set of unknown
 /// size).
 ///
-/// Thread safety: one thread at a time for every function (it may move between threads);
-/// guard it with a lock to share it, or save it and map the file for concurrent readers.
+/// After an internal error (`CKSST_ERR_INTERNAL`, a bug) in the middle of a change, the filter
+/// may be half changed: it is then poisoned, answers 1 ("maybe") to every lookup, and returns
+/// `CKSST_ERR_INTERNAL` from every change, save and `to_bytes`. Free it and build it again.
+///
+/// Thread safety: any number of threads may look up at once (`_contains`, `_contains_hash`,
+/// `_len`, `_levels`, `_save`, `_to_bytes`); a change (`_insert`, `_insert_unique`,
+/// `_remove`) needs the filter to itself, with no other call on it meanwhile. It may move
+/// between threads. Share it behind a read-write lock, or save it and map the file.
 pub struct cksst_growable {
     inner: ScalableCuckooFilter,
+    /// Set while a change runs: still set afterwards only if it panicked (a bug, caught at
+    /// the boundary), when the filter may be half changed.
+    poisoned: bool,
+}
+
+/// The error of every change, save and `to_bytes` of a poisoned growable filter.
+fn poisoned() -> Failure {
+    Failure::new(
+        CKSST_ERR_INTERNAL,
+        "the growable filter was left inconsistent by an earlier internal error (a bug): it \
+         answers \"maybe\" to every lookup and takes no change; free it",
+    )
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Makes the next change of a growable filter on this thread panic inside it (tests).
+    static PANIC_IN_NEXT_CHANGE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+impl cksst_growable {
+    /// Runs `op`, a change of the filter, poisoning the filter if it panics.
+    fn change<T>(
+        &mut self,
+        op: impl FnOnce(&mut ScalableCuckooFilter) -> cuckoo_sst::Result<T>,
+    ) -> Result<T, Failure> {
+        if self.poisoned {
+            return Err(poisoned());
+        }
+        self.poisoned = true;
+        #[cfg(test)]
+        if PANIC_IN_NEXT_CHANGE.with(|p| p.replace(false)) {
+            panic!("a panic injected by a test, inside a change");
+        }
+        let result = op(&mut self.inner);
+        self.poisoned = false;
+        Ok(result?)
+    }
+
+    /// The filter to save, unless poisoned.
+    fn sound(&self) -> Result<&ScalableCuckooFilter, Failure> {
+        if self.poisoned {
+            return Err(poisoned());
+        }
+        Ok(&self.inner)
+    }
+
+    /// Whether the key of hash `h` may be in the filter: "maybe" once poisoned.
+    fn may_contain(&self, h: KeyHash) -> bool {
+        self.poisoned || self.inner.contains_hash(h)
+    }
 }
 
 /// A new, empty growable filter following `config` (NULL: the defaults), its first level sized
@@ -1466,10 +1785,20 @@ pub unsafe extern "C" fn cksst_growable_new(
 ) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
+        unsafe { clear(filter, "the output pointer") }?;
+        // SAFETY: the caller's contract, as stated.
         let config = unsafe { config_of(config) }?;
         let inner = ScalableCuckooFilter::new(config)?;
         // SAFETY: the caller's contract: `filter` is NULL or writable.
-        unsafe { give(cksst_growable { inner }, filter) }
+        unsafe {
+            give(
+                cksst_growable {
+                    inner,
+                    poisoned: false,
+                },
+                filter,
+            )
+        }
     })
 }
 
@@ -1484,11 +1813,21 @@ pub unsafe extern "C" fn cksst_growable_open(
 ) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
+        unsafe { clear(filter, "the output pointer") }?;
+        // SAFETY: the caller's contract, as stated.
         let path = unsafe { path_of(path) }?;
         let data = std::fs::read(&path).map_err(|e| Failure::from(Error::Io(e)))?;
         let inner = ScalableCuckooFilter::from_bytes(&data)?;
         // SAFETY: the caller's contract: `filter` is NULL or writable.
-        unsafe { give(cksst_growable { inner }, filter) }
+        unsafe {
+            give(
+                cksst_growable {
+                    inner,
+                    poisoned: false,
+                },
+                filter,
+            )
+        }
     })
 }
 
@@ -1505,10 +1844,20 @@ pub unsafe extern "C" fn cksst_growable_from_bytes(
 ) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
+        unsafe { clear(filter, "the output pointer") }?;
+        // SAFETY: the caller's contract, as stated.
         let data = unsafe { bytes(bytes_ptr, len, "bytes") }?;
         let inner = ScalableCuckooFilter::from_bytes(data)?;
         // SAFETY: the caller's contract: `filter` is NULL or writable.
-        unsafe { give(cksst_growable { inner }, filter) }
+        unsafe {
+            give(
+                cksst_growable {
+                    inner,
+                    poisoned: false,
+                },
+                filter,
+            )
+        }
     })
 }
 
@@ -1527,7 +1876,7 @@ pub unsafe extern "C" fn cksst_growable_insert(
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
         let (f, key) = unsafe { (handle_mut(filter, "filter")?, bytes(key, len, "key")?) };
-        f.inner.insert(key)?;
+        f.change(|g| g.insert(key))?;
         Ok(CKSST_OK)
     })
 }
@@ -1546,7 +1895,7 @@ pub unsafe extern "C" fn cksst_growable_insert_unique(
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
         let (f, key) = unsafe { (handle_mut(filter, "filter")?, bytes(key, len, "key")?) };
-        answer(f.inner.insert_unique(key)?)
+        answer(f.change(|g| g.insert_unique(key))?)
     })
 }
 
@@ -1565,7 +1914,7 @@ pub unsafe extern "C" fn cksst_growable_remove(
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
         let (f, key) = unsafe { (handle_mut(filter, "filter")?, bytes(key, len, "key")?) };
-        answer(f.inner.remove(key))
+        answer(f.change(|g| Ok(g.remove(key)))?)
     })
 }
 
@@ -1582,11 +1931,7 @@ pub unsafe extern "C" fn cksst_growable_contains(
 ) -> c_int {
     // SAFETY: the caller's contract, as stated.
     boundary(|| unsafe {
-        answer(
-            handle(filter, "filter")?
-                .inner
-                .contains(bytes(key, len, "key")?),
-        )
+        answer(handle(filter, "filter")?.may_contain(KeyHash::of(bytes(key, len, "key")?)))
     })
 }
 
@@ -1600,13 +1945,7 @@ pub unsafe extern "C" fn cksst_growable_contains_hash(
     hash: u64,
 ) -> c_int {
     // SAFETY: the caller's contract, as stated.
-    boundary(|| unsafe {
-        answer(
-            handle(filter, "filter")?
-                .inner
-                .contains_hash(KeyHash::from_u64(hash)),
-        )
-    })
+    boundary(|| unsafe { answer(handle(filter, "filter")?.may_contain(KeyHash::from_u64(hash))) })
 }
 
 /// The number of entries (keys inserted, copies counted, minus those removed).
@@ -1631,6 +1970,8 @@ pub unsafe extern "C" fn cksst_growable_levels(filter: *const cksst_growable) ->
 
 /// Saves the filter to `path` atomically (a temporary file renamed over it, synced): a reader
 /// sees the old file or the new one, never a torn one. Map it with [`cksst_mapped_open`].
+/// `CKSST_ERR_NOT_DURABLE` if the new file is in place but syncing it failed (save again to
+/// make it durable); `CKSST_ERR_IO` if it could not be written (the old file is untouched).
 ///
 /// # Safety
 /// `filter` is a live growable filter no other thread changes meanwhile; `path` is a
@@ -1643,7 +1984,7 @@ pub unsafe extern "C" fn cksst_growable_save(
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
         let (f, path) = unsafe { (handle(filter, "filter")?, path_of(path)?) };
-        f.inner.save(path)?;
+        f.sound()?.save(path)?;
         Ok(CKSST_OK)
     })
 }
@@ -1661,9 +2002,11 @@ pub unsafe extern "C" fn cksst_growable_to_bytes(
 ) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
+        unsafe { clear_bytes(bytes, len) }?;
+        // SAFETY: the caller's contract, as stated.
         let f = unsafe { handle(filter, "filter") }?;
         // SAFETY: the caller's contract, as stated.
-        unsafe { give_bytes(f.inner.to_bytes(), bytes, len) }?;
+        unsafe { give_bytes(f.sound()?.to_bytes(), bytes, len) }?;
         Ok(CKSST_OK)
     })
 }
@@ -1676,4 +2019,74 @@ pub unsafe extern "C" fn cksst_growable_to_bytes(
 pub unsafe extern "C" fn cksst_growable_free(filter: *mut cksst_growable) {
     // SAFETY: the caller's contract, as stated.
     unsafe { free(filter) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Finding 10 of issue 40: a save whose data is written but not synced (`NotDurable`) has
+    /// a code of its own, so that a caller can tell it from a failed write and retry the sync.
+    #[test]
+    fn not_durable_is_told_apart_from_an_io_error() {
+        let io = Failure::from(Error::Io(std::io::Error::other("disk gone")));
+        let not_durable = Failure::from(Error::NotDurable(std::io::Error::other("fsync")));
+        assert_eq!(io.code, CKSST_ERR_IO);
+        assert_ne!(not_durable.code, CKSST_ERR_IO);
+        // SAFETY: a static string.
+        let name = unsafe { CStr::from_ptr(cksst_status_name(not_durable.code)) };
+        assert_eq!(name.to_str().unwrap(), "CKSST_ERR_NOT_DURABLE");
+    }
+
+    /// Finding 8 of issue 40: a panic caught at the boundary in the middle of a change (a bug)
+    /// may leave a growable filter half changed. From then on it answers "maybe" to every
+    /// lookup and refuses every change and every save: it cannot lose a key or be persisted.
+    #[test]
+    fn a_panic_inside_a_change_poisons_the_growable_filter() {
+        // SAFETY: a filter made here and freed once; keys are live slices.
+        unsafe {
+            let mut g = ptr::null_mut();
+            assert_eq!(cksst_growable_new(ptr::null(), &mut g), CKSST_OK);
+            assert_eq!(cksst_growable_insert(g, b"a".as_ptr(), 1), CKSST_OK);
+            let absent = (0..100u32)
+                .map(|i| format!("absent {i}"))
+                .find(|k| cksst_growable_contains(g, k.as_ptr(), k.len()) == 0)
+                .unwrap();
+            PANIC_IN_NEXT_CHANGE.with(|p| p.set(true));
+            assert_eq!(
+                cksst_growable_insert(g, b"b".as_ptr(), 1),
+                CKSST_ERR_INTERNAL
+            );
+            assert_eq!(cksst_growable_contains(g, absent.as_ptr(), absent.len()), 1);
+            let h = cksst_hash_of(absent.as_bytes());
+            assert_eq!(cksst_growable_contains_hash(g, h), 1);
+            assert_eq!(
+                cksst_growable_insert(g, b"c".as_ptr(), 1),
+                CKSST_ERR_INTERNAL
+            );
+            assert_eq!(
+                cksst_growable_insert_unique(g, b"d".as_ptr(), 1),
+                CKSST_ERR_INTERNAL
+            );
+            assert_eq!(
+                cksst_growable_remove(g, b"a".as_ptr(), 1),
+                CKSST_ERR_INTERNAL
+            );
+            let (mut bytes, mut len) = (ptr::null_mut(), 0);
+            assert_eq!(
+                cksst_growable_to_bytes(g, &mut bytes, &mut len),
+                CKSST_ERR_INTERNAL
+            );
+            assert!(bytes.is_null());
+            let dir = std::env::temp_dir().join(format!("cksst-poison-{}", std::process::id()));
+            let path = CString::new(dir.to_str().unwrap()).unwrap();
+            assert_eq!(cksst_growable_save(g, path.as_ptr()), CKSST_ERR_INTERNAL);
+            assert!(!dir.exists());
+            cksst_growable_free(g);
+        }
+    }
+
+    fn cksst_hash_of(key: &[u8]) -> u64 {
+        KeyHash::of(key).to_u64()
+    }
 }

@@ -67,3 +67,78 @@ fn every_function_is_prefixed_and_every_handle_documents_its_threads() {
         );
     }
 }
+
+/// The comment before `decl` in the header (the block of `//` lines above it).
+fn doc_of<'h>(header: &'h str, decl: &str) -> &'h str {
+    let at = header
+        .find(decl)
+        .unwrap_or_else(|| panic!("{decl} is not declared"));
+    let before = &header[..at];
+    &before[before.rfind("\n\n").unwrap_or(0)..]
+}
+
+fn header() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("include/cuckoo_sst.h"))
+        .expect("the header")
+}
+
+/// Issue 40, finding 3: a C caller reads only the header, so the mapped-file contract that the
+/// Rust docs state (a mapped file must not be written or truncated: wrong answers, false
+/// negatives included, or SIGBUS) is stated there, with the open that copies the file instead.
+#[test]
+fn the_header_states_the_mapped_file_contract_and_offers_a_copy() {
+    let header = header();
+    let doc = doc_of(&header, "typedef struct cksst_mapped cksst_mapped;");
+    for words in [
+        "must not",
+        "truncat",
+        "SIGBUS",
+        "false negatives",
+        "cksst_mapped_read",
+    ] {
+        assert!(
+            doc.contains(words),
+            "cksst_mapped's comment lacks {words:?}:\n{doc}"
+        );
+    }
+    assert!(header.contains("int cksst_mapped_read(const char *path, cksst_mapped **mapped);"));
+}
+
+/// Issue 40, finding 9: the comments agree with what the functions do.
+#[test]
+fn the_comments_agree_with_the_functions() {
+    let header = header();
+    // Every function that hands out bytes (a `uint8_t **` output) is named where they are freed.
+    let free = doc_of(&header, "void cksst_bytes_free(");
+    let mut givers = 0;
+    for line in header.lines().filter(|l| l.contains("uint8_t **")) {
+        let name = line[..line.find('(').unwrap()].rsplit(' ').next().unwrap();
+        assert!(
+            free.contains(name),
+            "cksst_bytes_free's comment omits {name}"
+        );
+        givers += 1;
+    }
+    assert!(givers >= 3, "{givers}");
+    // A set copies what it needs of its views: freeing a view does not end a set made from it
+    // (the C suite frees them first), which both comments say.
+    let view_free = doc_of(&header, "void cksst_view_free(");
+    assert!(!view_free.contains("nor by a set"), "{view_free}");
+    assert!(
+        view_free.contains("A set made from it does not need it"),
+        "{view_free}"
+    );
+    assert!(doc_of(&header, "int cksst_view_set_new(").contains("The views may be freed"));
+    // The growable filter: its lookups may run at once on several threads (every handle is
+    // Send and Sync, asserted in lib.rs), as its functions' comments say; only changes need it
+    // to themselves.
+    let growable = doc_of(&header, "typedef struct cksst_growable cksst_growable;");
+    assert!(
+        !growable.contains("one thread at a time for every function"),
+        "{growable}"
+    );
+    assert!(
+        growable.contains("any number of threads may look up"),
+        "{growable}"
+    );
+}

@@ -18,6 +18,9 @@
 #define STAT_LOAD(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
 #define STAT_STORE(field, v) __atomic_store_n(&(field), (uint64_t)(v), __ATOMIC_RELAXED)
 #else
+/* Never called from count_build and count_match, which count nothing without atomic
+ * operations (LevelDB calls key_may_match from every reader thread: plain increments would
+ * race); loading and resetting a block nobody writes is safe. */
 #define STAT_ADD(field, v) ((void)((field) += (uint64_t)(v)))
 #define STAT_LOAD(field) (field)
 #define STAT_STORE(field, v) ((void)((field) = (uint64_t)(v)))
@@ -60,7 +63,7 @@ typedef struct policy_state {
 static void destroy_state(void *state) { free(state); }
 
 static void count_build(const policy_state *p, int n, size_t len, int built) {
-  if (p->stats == NULL) {
+  if (p->stats == NULL || !CKSST_LEVELDB_STATS_ATOMIC) {
     return;
   }
   STAT_ADD(p->stats->filters, 1);
@@ -72,7 +75,7 @@ static void count_build(const policy_state *p, int n, size_t len, int built) {
 }
 
 static void count_match(const policy_state *p, uint8_t maybe, int refused) {
-  if (p->stats == NULL) {
+  if (p->stats == NULL || !CKSST_LEVELDB_STATS_ATOMIC) {
     return;
   }
   STAT_ADD(p->stats->lookups, 1);

@@ -35,9 +35,13 @@ extern "C" {
 #endif
 
 /* The policy's name, which LevelDB stores in each table ("filter." + name in the metaindex)
- * and compares when it opens one: a table whose filter was written under another name is read
- * without a filter. The ".v1" is the compact-block version (the low nibble of its magic byte);
- * a policy writing an incompatible form must take a new name. */
+ * and looks up when it opens one: a table whose filter was written under another name is read
+ * without a filter. So the name stays as it is for good, ".v1" included (it was the compact
+ * version when the name was chosen, and is now only part of the name): a later compact-block
+ * version is told apart by the low nibble of each block's magic byte, which a reader that does
+ * not know it refuses ("maybe", no key lost), and a policy that writes it still reads every
+ * table written before. A new name would make LevelDB ignore the filters of every existing
+ * table until compactions rewrote it. */
 #define CKSST_LEVELDB_POLICY_NAME "cuckoo-sst.compact.v1"
 
 /* The name of LevelDB's built-in Bloom filter, which cksst_leveldb_bloom_policy_create's
@@ -45,7 +49,8 @@ extern "C" {
 #define CKSST_LEVELDB_BLOOM_NAME "leveldb.BuiltinBloomFilter2"
 
 /* The filter the cuckoo policy stores when it cannot build one (an error of the builder, or
- * memory it could not have): this single byte, which is not a compact block (its magic
+ * memory it could not have: the C ABI reports out of memory as an error, never an abort):
+ * this single byte, which is not a compact block (its magic
  * nibble is not 0xC and it is shorter than a header), so cksst_compact_contains refuses it
  * and every lookup answers "maybe": the data block is read, no key is lost. If even that byte
  * cannot be allocated the filter is empty (length 0), which the policy's key_may_match refuses
@@ -54,17 +59,20 @@ extern "C" {
 
 /* 1 when the counters below are updated with atomic operations (GCC and Clang: relaxed
  * __atomic builtins), so that LevelDB's threads (its compaction thread building filters, any
- * number of readers matching keys) may share one stats block; 0 with other compilers, where
- * they are plain increments: exact from one thread only. */
-#if defined(__GNUC__) || defined(__clang__)
+ * number of readers matching keys) may share one stats block. 0 with a compiler that lacks
+ * them, or with CKSST_LEVELDB_NO_ATOMIC_BUILTINS defined when cksst_leveldb.c is compiled (the
+ * tests use it to be such a compiler): the policies then count nothing, and a stats block
+ * stays as it was given, since plain increments from LevelDB's reader threads would race. */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(CKSST_LEVELDB_NO_ATOMIC_BUILTINS)
 #define CKSST_LEVELDB_STATS_ATOMIC 1
 #else
 #define CKSST_LEVELDB_STATS_ATOMIC 0
 #endif
 
-/* Counters of a policy's work, for measuring its false-positive rate and size. Zero it before
- * use (or call cksst_leveldb_stats_reset); read it with cksst_leveldb_stats_load while the
- * database runs (each counter is read atomically; the set is not one consistent snapshot). */
+/* Counters of a policy's work, for measuring its false-positive rate and size (counted only
+ * where CKSST_LEVELDB_STATS_ATOMIC is 1). Zero it before use (or call
+ * cksst_leveldb_stats_reset); read it with cksst_leveldb_stats_load while the database runs
+ * (each counter is read atomically; the set is not one consistent snapshot). */
 typedef struct cksst_leveldb_stats {
   /* create_filter calls: filters built (LevelDB skips its empty filters). */
   uint64_t filters;
@@ -88,15 +96,29 @@ typedef struct cksst_leveldb_stats {
  * (default configuration: 1 % target false-positive rate, semi-sorted buckets of 4, 10-bit
  * fingerprints); key_may_match answers 0 only when cksst_compact_contains says 0, "maybe" (1)
  * for 1 and for every error. `stats` is NULL or a zeroed block the policy counts into; it
- * must outlive the policy. NULL if memory cannot be had. Release with
+ * must outlive the policy.
+ *
+ * Keys are hashed as the bytes LevelDB passes (the user keys). A comparator that treats
+ * different bytes as the same key (case-insensitive keys, say) needs a filter policy that
+ * hashes every spelling of a key alike, as LevelDB's documentation says of its Bloom filter:
+ * with this one, a lookup of one spelling answers "absent" for a key stored under another. NULL if memory cannot be had. Release with
  * cksst_leveldb_policy_destroy after the last database using it is closed.
  *
- * Damage: LevelDB checks a filter block's CRC-32C only when the database is opened with
- * paranoid_checks (table.cc, ReadFilter: `if (rep_->options.paranoid_checks)
- * opt.verify_checksums = true;`), and then drops a damaged filter block: the table is read
- * without a filter, every key is found. Without paranoid_checks a damaged compact header is
- * refused ("maybe"), but damaged buckets are read as they are and can answer "absent" for
- * keys that are there — as damaged bits of LevelDB's own Bloom filter can. */
+ * Damage. With paranoid_checks, LevelDB checks the filter block's CRC-32C when it opens a
+ * table (table.cc, ReadFilter: `if (rep_->options.paranoid_checks) opt.verify_checksums =
+ * true;`) and drops a block that fails: that table is read without a filter and every key is
+ * found, whatever bytes were damaged on disk (not bytes damaged in memory after the open).
+ * Without paranoid_checks nothing checks the filter block, and a compact block (version 1)
+ * carries no check of its own: key_may_match refuses it — "maybe", every lookup of that block
+ * reads the data block — only when the damage breaks one of its rules (FORMAT.md §11.2 steps
+ * 1-6): shorter than its 4-byte header, a wrong magic or version nibble, a layout byte with
+ * reserved bits or invalid codes, an unsupported fingerprint width, a seed index of 16 or
+ * more, a length that holds no whole number of buckets or whose last byte has bits set after
+ * the last bucket. Every other damage is read as it is and can answer "absent" for keys that
+ * are there: damaged buckets, a seed index changed to another below 16, a layout changed to
+ * another that the length fits, a block cut or extended to another length that fits (cut to
+ * its header alone, it reads as the empty filter) — as damaged bits of LevelDB's own Bloom
+ * filter can. Set paranoid_checks for filters that must never cost a key. */
 leveldb_filterpolicy_t *cksst_leveldb_policy_create(cksst_leveldb_stats *stats);
 
 /* A clone of LevelDB's built-in Bloom filter (util/bloom.cc with util/hash.cc's Hash; name

@@ -894,7 +894,7 @@ pub fn growth_buckets(keys: u64, b: u64) -> u64 {
     (keys as f64 / (b as f64 * split_load(b))).ceil().max(2.0) as u64
 }
 
-/// §11: a compact block that passed §11.2's steps 1–5 ([`read_compact`] adds step 6).
+/// §11: a compact block that passed §11.2's steps 1–6 ([`read_compact`] adds step 7).
 #[derive(Clone, Debug)]
 pub struct Compact<'a> {
     pub seed: u64,
@@ -907,7 +907,7 @@ pub fn compact_seed(k: u8) -> u64 {
     0x6375636B6F6F7373u64.wrapping_add((k as u64).wrapping_mul(0x9E3779B97F4A7C15))
 }
 
-/// §11.2 steps 1–5: the block, or the first failure.
+/// §11.2 steps 1–6: the block, or the first failure.
 pub fn read_compact_unverified(block: &[u8]) -> Result<Compact<'_>, String> {
     if block.len() < 4 {
         return Err(format!("Truncated(4, {})", block.len()));
@@ -927,6 +927,9 @@ pub fn read_compact_unverified(block: &[u8]) -> Result<Compact<'_>, String> {
     if !supported(f, b, encoding) {
         return Err(corrupt("compact fingerprint_bits"));
     }
+    if block[3] >= 16 {
+        return Err(corrupt("compact seed_index"));
+    }
     let seed = compact_seed(block[3]);
     let region = &block[4..];
     let l = region.len() as u64;
@@ -937,6 +940,9 @@ pub fn read_compact_unverified(block: &[u8]) -> Result<Compact<'_>, String> {
     let m = 8 * l / bucket_bits;
     let m = m - m % 2;
     if !(2..=1 << 32).contains(&m) || (m * bucket_bits).div_ceil(8) != l {
+        return Err(corrupt("compact length"));
+    }
+    if (m * bucket_bits..8 * l).any(|p| bit(region, p) == 1) {
         return Err(corrupt("compact length"));
     }
     let level = Level {
@@ -961,7 +967,7 @@ pub fn read_compact_unverified(block: &[u8]) -> Result<Compact<'_>, String> {
     })
 }
 
-/// §11.2 steps 1–6: the block with its number of keys, or the first failure.
+/// §11.2 steps 1–7: the block with its number of keys, or the first failure.
 pub fn read_compact(block: &[u8]) -> Result<Compact<'_>, String> {
     let mut c = read_compact_unverified(block)?;
     if let Some(l) = &mut c.level {
