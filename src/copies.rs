@@ -262,8 +262,9 @@ impl Copies {
                     while at < all.len() && all[at].0 == j {
                         let (_, v, mut e) = all[at];
                         let first = values.iter().position(|&x| x == v).unwrap_or(0);
-                        for k in first..b as usize {
-                            if e == 0 || values[k] != v {
+                        let run = values[first..].iter().take_while(|&&x| x == v).count();
+                        for k in first..first + run {
+                            if e == 0 {
                                 break;
                             }
                             let f = e.min(cap);

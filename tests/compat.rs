@@ -26,12 +26,16 @@
 //!   `key-499`, eight copies of `hot` (the eighth started the second level), `key-500` …
 //!   `key-699`. The current writer makes other bytes of that program (split load 0.8, copies of
 //!   one key refused with `TooManyCopies`); it writes this file back unchanged when it reads it.
-//! - `golden-v3-chain-2.cksst`: a chain of two stretch levels written by the current version-3
-//!   writer (the program is `golden_v3_chain_2` in `tests/format.rs`, which pins its bytes):
-//!   `Config::new(1).false_positive_rate(0.1).seed(40)`, `key-0` … `key-599`, eight copies of
-//!   `hot` (a ninth is refused), nine crafted keys that the first level cannot tell apart (the
-//!   ninth starts the second level), `key-600` … `key-799`. There is no version-3 single
-//!   filter: single filters are still written as version 2.
+//! - `golden-v3-chain-2.cksst`: a chain of two stretch levels written by the last version-3
+//!   writer (its program, as it was then: `golden_v4_chain` in `tests/format.rs`, whose
+//!   crafted keys were then keys the first level could not tell apart, and whose copies each
+//!   took a slot): `Config::new(1).false_positive_rate(0.1).seed(40)`, `key-0` … `key-599`,
+//!   eight copies of `hot` (a ninth is refused), nine crafted keys (the ninth starts the
+//!   second level), `key-600` … `key-799`. There is no version-3 single filter: single filters
+//!   are still written as version 2.
+//! - `golden-v4-chain.cksst`: the same program under the current, version-4 writer (which pins
+//!   its bytes): the copies of `hot` counted on one entry (FORMAT.md §3.5), nine distinct keys
+//!   of one pair and core of the first level (the ninth starts the second level).
 
 mod common;
 
@@ -44,6 +48,7 @@ const CHAIN_V1: &[u8] = include_bytes!("data/golden-v1-chain.cksst");
 const CHAIN_V2: &[u8] = include_bytes!("data/golden-v2-chain.cksst");
 const CHAIN_V3: &[u8] = include_bytes!("data/golden-v3-chain.cksst");
 const CHAIN_V3_2: &[u8] = include_bytes!("data/golden-v3-chain-2.cksst");
+const CHAIN_V4: &[u8] = include_bytes!("data/golden-v4-chain.cksst");
 
 /// A golden file: its bytes, the version it says, whether it is a chain, how many levels and
 /// keys (`key-0` … `key-{n-1}`) it holds, how many keys its `len()` counts (more when a key
@@ -66,7 +71,7 @@ const SINGLE_FALSE_POSITIVES: &[u32] = &[
     968,
 ];
 
-fn goldens() -> [Golden; 6] {
+fn goldens() -> [Golden; 7] {
     [
         Golden {
             name: "golden-v1.cksst",
@@ -132,6 +137,18 @@ fn goldens() -> [Golden; 6] {
             keys: 800,
             len: 817, // and eight copies of `hot`, nine crafted keys
             probes: 2000,
+            false_positives: CHAIN_V3_2_FALSE_POSITIVES,
+        },
+        Golden {
+            name: "golden-v4-chain.cksst",
+            bytes: CHAIN_V4,
+            version: 4,
+            chain: true,
+            levels: 2,
+            keys: 800,
+            len: 817, // and eight copies of `hot`, nine distinct keys
+            probes: 2000,
+            // The same as the version-3 file's (tests/format.rs).
             false_positives: CHAIN_V3_2_FALSE_POSITIVES,
         },
     ]

@@ -205,16 +205,26 @@ const char *cksst_version(void);
 // `bytes` is NULL or came from this library with exactly `len`, and is not used again.
 void cksst_bytes_free(uint8_t *bytes, size_t len);
 
-// Stores the 64-bit hash of a key (XXH3-64, seed 0; FORMAT.md "Hashing") in `*hash`, the same
-// for every filter whatever its seed: hash a key once and ask every filter with the
-// `*_contains_hash` functions. `CKSST_OK`, or `CKSST_ERR_INVALID_ARGUMENT` (and `*hash`
-// unchanged) for a NULL `key` with a nonzero length or a NULL `hash`, as every function that
-// takes a key refuses it; a NULL key of length 0 is the empty key.
+// The 64-bit hash of a key (XXH3-64, seed 0; FORMAT.md "Hashing"), the same for every filter
+// whatever its seed: hash a key once and ask every filter with the `*_contains_hash`
+// functions. A NULL `key` hashes as the empty key, whatever `len` says: a `uint64_t` result
+// has no value left for an error, and this signature is kept for the callers that have it.
+// [`cksst_hash_checked`] refuses a NULL key with a nonzero length, as every function that
+// takes a key does.
+//
+// # Safety
+// `key` is NULL or points at `len` readable bytes.
+uint64_t cksst_hash(const uint8_t *key, size_t len);
+
+// Stores the 64-bit hash of a key in `*hash`, as [`cksst_hash`] computes it: `CKSST_OK`, or
+// `CKSST_ERR_INVALID_ARGUMENT` (and `*hash` unchanged) for a NULL `key` with a nonzero length
+// or a NULL `hash`, as every function that takes a key refuses it; a NULL key of length 0 is
+// the empty key.
 //
 // # Safety
 // `key` is NULL or points at `len` readable bytes; `hash` is NULL or points at a writable
 // `uint64_t`.
-int cksst_hash(const uint8_t *key, size_t len, uint64_t *hash);
+int cksst_hash_checked(const uint8_t *key, size_t len, uint64_t *hash);
 
 // Fills `config` with the defaults for `capacity` keys: a 1 % false-positive rate, the layout
 // chosen for it, the default seed and kicks, doubling levels.

@@ -558,17 +558,34 @@ pub unsafe extern "C" fn cksst_bytes_free(bytes: *mut u8, len: usize) {
 // ---------------------------------------------------------------------------------------------
 // Hashing and configuration
 
-/// Stores the 64-bit hash of a key (XXH3-64, seed 0; FORMAT.md "Hashing") in `*hash`, the same
-/// for every filter whatever its seed: hash a key once and ask every filter with the
-/// `*_contains_hash` functions. `CKSST_OK`, or `CKSST_ERR_INVALID_ARGUMENT` (and `*hash`
-/// unchanged) for a NULL `key` with a nonzero length or a NULL `hash`, as every function that
-/// takes a key refuses it; a NULL key of length 0 is the empty key.
+/// The 64-bit hash of a key (XXH3-64, seed 0; FORMAT.md "Hashing"), the same for every filter
+/// whatever its seed: hash a key once and ask every filter with the `*_contains_hash`
+/// functions. A NULL `key` hashes as the empty key, whatever `len` says: a `uint64_t` result
+/// has no value left for an error, and this signature is kept for the callers that have it.
+/// [`cksst_hash_checked`] refuses a NULL key with a nonzero length, as every function that
+/// takes a key does.
+///
+/// # Safety
+/// `key` is NULL or points at `len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_hash(key: *const u8, len: usize) -> u64 {
+    // SAFETY: the caller's contract, as stated.
+    match unsafe { bytes(key, len, "key") } {
+        Ok(key) => KeyHash::of(key).to_u64(),
+        Err(_) => KeyHash::of(&[]).to_u64(),
+    }
+}
+
+/// Stores the 64-bit hash of a key in `*hash`, as [`cksst_hash`] computes it: `CKSST_OK`, or
+/// `CKSST_ERR_INVALID_ARGUMENT` (and `*hash` unchanged) for a NULL `key` with a nonzero length
+/// or a NULL `hash`, as every function that takes a key refuses it; a NULL key of length 0 is
+/// the empty key.
 ///
 /// # Safety
 /// `key` is NULL or points at `len` readable bytes; `hash` is NULL or points at a writable
 /// `uint64_t`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cksst_hash(key: *const u8, len: usize, hash: *mut u64) -> c_int {
+pub unsafe extern "C" fn cksst_hash_checked(key: *const u8, len: usize, hash: *mut u64) -> c_int {
     boundary(|| {
         // SAFETY: the caller's contract, as stated.
         let h = KeyHash::of(unsafe { bytes(key, len, "key") }?).to_u64();

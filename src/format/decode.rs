@@ -636,7 +636,7 @@ fn parse_level(
     let copies_len = region_len.checked_sub(buckets).filter(|&c| match copies {
         CopiesEncoding::None => c == 0,
         CopiesEncoding::Dense => c == crate::copies::dense_len(&geo) as u64,
-        CopiesEncoding::Records => c >= CACHE_LINE as u64 && c % CACHE_LINE as u64 == 0,
+        CopiesEncoding::Records => c >= CACHE_LINE as u64 && c.is_multiple_of(CACHE_LINE as u64),
     });
     let Some(copies_len) = copies_len else {
         return Err(Error::corrupt(
@@ -726,7 +726,7 @@ fn stretch_counts(
     field: &impl Fn(&str) -> String,
 ) -> Result<crate::level::Counts> {
     let per_slot = if counts_copies {
-        2 * geo.bucket_size() as u64
+        (geo.bucket_size() as u64).saturating_mul(2)
     } else {
         1
     };
