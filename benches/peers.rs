@@ -16,13 +16,18 @@
 //! filter grown a thousandfold, from `n / 1000` keys to `n`, against a right-sized filter of the
 //! same keys and sile's `scalable_cuckoo_filter` grown the same way), `grow/<n>` (inserting `n`
 //! keys into a growable filter from `n / 1000`, into sile's from `n / 1000`, and into a
-//! right-sized filter), `build/<n>` (from the keys to a filter, hashing included). Before each
-//! size the bench prints every contender's bits per key and false-positive rate over the
-//! absent pool.
+//! right-sized filter), `build/<n>` (from the keys to a filter, hashing included),
+//! `owners-absent/1M` (each owner's single lookup as a user calls it, on keys whose length the
+//! compiler does not know: `CuckooFilter::contains`, `FilterRef::contains` with the view made
+//! once, `MappedFilter::contains` on the filter saved and mapped, `ScalableCuckooFilter::contains`
+//! right-sized, and the compact block's one-shot `CompactFilter::block_contains` over 20 000
+//! blocks of 50 keys, against BinaryFuse8 and sbbf in the same group). Before each size the
+//! bench prints every contender's bits per key and false-positive rate over the absent pool.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use cuckoo_sst::{
-    Config, CuckooFilter, Encoding, FilterBuilder, FilterRef, KeyHash, ScalableCuckooFilter,
+    CompactFilter, Config, CuckooFilter, Encoding, FilterBuilder, FilterRef, KeyHash, MappedFilter,
+    ScalableCuckooFilter,
 };
 use std::cell::Cell;
 use std::hint::black_box;
@@ -380,5 +385,105 @@ fn grow(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, lookups, many_filters, grown, grow, build);
+/// Each owner's single lookup as a user calls it: the key a `&[u8]` of a length the compiler
+/// does not know (read through `black_box`), the owner as users hold it.
+fn owners(c: &mut Criterion) {
+    let n = 1_000_000;
+    let owned = sst(n, None);
+    let dir = std::env::temp_dir().join(format!("cuckoo-sst-peers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("owners.cksst");
+    owned.save(&path).unwrap();
+    let mapped = MappedFilter::open(&path).unwrap();
+    let mut scalable = ScalableCuckooFilter::new(Config::new(n as usize)).unwrap();
+    for i in 0..n {
+        scalable.insert(&key(i)).unwrap();
+    }
+    // 20 000 compact blocks of 50 keys each (a LevelDB table's filters), the one a key would
+    // be asked of picked by the key.
+    let blocks: Vec<Vec<u8>> = (0..20_000u64)
+        .map(|b| {
+            let mut builder = FilterBuilder::new(Config::new(0));
+            for i in 0..50 {
+                builder.add_key(&key(b * 50 + i));
+            }
+            builder.finish_compact().unwrap()
+        })
+        .collect();
+    let bloom = sbbf(n);
+    let fuse = bfuse8(n);
+    let keys = pool(n, false);
+    let at = Cell::new(0);
+    let window = || {
+        at.set((at.get() + PROBES) % POOL);
+        &keys[at.get()..at.get() + PROBES]
+    };
+    let len = black_box(16);
+    let mut g = c.benchmark_group("owners-absent/1M");
+    g.throughput(Throughput::Elements(PROBES as u64));
+    type Lookup<'a> = &'a dyn Fn(&[u8]) -> bool;
+    let cases: [(&str, Lookup<'_>); 4] = [
+        ("CuckooFilter::contains", &|k| owned.contains(k)),
+        ("MappedFilter::contains", &|k| mapped.contains(k)),
+        ("ScalableCuckooFilter::contains", &|k| scalable.contains(k)),
+        ("bfuse8", &|k| fuse.contains(&xxh3_64(k))),
+    ];
+    for (name, f) in cases {
+        g.bench_function(BenchmarkId::from_parameter(name), |b| {
+            b.iter(|| window().iter().filter(|k| f(&k[..len])).count())
+        });
+    }
+    // Monomorphic loops for the two whose calls inline into them (as a user's loop does).
+    g.bench_function(
+        BenchmarkId::from_parameter("CuckooFilter::contains-inline"),
+        |b| {
+            b.iter(|| {
+                window()
+                    .iter()
+                    .filter(|k| owned.contains(&k[..len]))
+                    .count()
+            })
+        },
+    );
+    let view = owned.as_filter_ref();
+    g.bench_function(
+        BenchmarkId::from_parameter("FilterRef::contains-inline"),
+        |b| b.iter(|| window().iter().filter(|k| view.contains(&k[..len])).count()),
+    );
+    g.bench_function(BenchmarkId::from_parameter("bfuse8-inline"), |b| {
+        b.iter(|| {
+            window()
+                .iter()
+                .filter(|k| fuse.contains(&xxh3_64(&k[..len])))
+                .count()
+        })
+    });
+    g.bench_function(BenchmarkId::from_parameter("sbbf-inline"), |b| {
+        b.iter(|| {
+            window()
+                .iter()
+                .filter(|k| bloom.contains_hash(xxh3_64(&k[..len])))
+                .count()
+        })
+    });
+    g.bench_function(
+        BenchmarkId::from_parameter("CompactFilter::block_contains"),
+        |b| {
+            b.iter(|| {
+                window()
+                    .iter()
+                    .filter(|k| {
+                        let block = &blocks[(k[15] as usize * 256 + k[14] as usize) % blocks.len()];
+                        CompactFilter::block_contains(block, &k[..len]).unwrap_or(true)
+                    })
+                    .count()
+            })
+        },
+    );
+    g.finish();
+    drop(mapped);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+criterion_group!(benches, lookups, many_filters, grown, grow, build, owners);
 criterion_main!(benches);

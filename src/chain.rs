@@ -122,6 +122,7 @@ enum Level {
 }
 
 impl Level {
+    #[inline(always)]
     fn view(&self) -> FilterRef<'_> {
         match self {
             Level::Classic(f) => f.as_filter_ref(),
@@ -620,7 +621,7 @@ impl ScalableCuckooFilter {
     /// assert!(!f.contains(b"k"));
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn contains(&self, key: &[u8]) -> bool {
         self.contains_hash(KeyHash::of(key))
     }
@@ -634,11 +635,19 @@ impl ScalableCuckooFilter {
     /// assert!(!f.contains_hash(KeyHash::of(b"k")));
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
-    #[inline]
+    // The one-level probe inlined into the caller (see `FilterRef::contains`); many levels out
+    // of line.
+    #[inline(always)]
     pub fn contains_hash(&self, h: KeyHash) -> bool {
         if let [level] = self.levels.as_slice() {
             return level.view().contains_hash(h);
         }
+        self.contains_hash_levels(h)
+    }
+
+    /// [`contains_hash`](Self::contains_hash) of a chain of several levels.
+    #[inline(never)]
+    fn contains_hash_levels(&self, h: KeyHash) -> bool {
         let mut any = false;
         let levels = self.levels.iter().rev().map(Level::view);
         crate::view::probe_each(levels, h, |_, found| {

@@ -582,7 +582,7 @@ impl MappedFilter {
     }
 
     /// The view of `level` (one of this file's, checked by the decoder to lie in the map).
-    #[inline]
+    #[inline(always)]
     fn view(&self, level: &LevelMeta) -> FilterRef<'_> {
         let region = &self.bytes.as_slice()[level.region()];
         match level.stretch {
@@ -609,7 +609,7 @@ impl MappedFilter {
     /// assert!(MappedFilter::open(&path)?.contains(b"a"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn contains(&self, key: &[u8]) -> bool {
         self.contains_hash(KeyHash::of(key))
     }
@@ -626,7 +626,9 @@ impl MappedFilter {
     /// assert!(MappedFilter::open(&path)?.contains_hash(KeyHash::of(b"a")));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    #[inline]
+    // The one-level probe inlined into the caller (see `FilterRef::contains`); the checking
+    // and many-level paths out of line.
+    #[inline(always)]
     pub fn contains_hash(&self, h: KeyHash) -> bool {
         if !self.checks.all_good() {
             return self.contains_hash_checking(h);
@@ -634,6 +636,12 @@ impl MappedFilter {
         if let [level] = self.meta.levels.as_slice() {
             return self.view(level).contains_hash(h);
         }
+        self.contains_hash_levels(h)
+    }
+
+    /// [`contains_hash`](Self::contains_hash) of a whole file of several levels.
+    #[inline(never)]
+    fn contains_hash_levels(&self, h: KeyHash) -> bool {
         let mut any = false;
         crate::view::probe_each(self.views(), h, |_, found| {
             any = found;

@@ -189,7 +189,7 @@ impl StretchLevel {
     }
 
     /// The read-only view every lookup goes through.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn view(&self) -> FilterRef<'_> {
         FilterRef::new_stretch(
             self.geo,
