@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::format::{self, FileMeta, FileOut, LevelMeta, LevelOut, decode};
 use crate::hash::{self, KeyHash, SplitMix64};
 use crate::persist::Persisted;
-use crate::table::{Codec, Encoding, Geometry, TableBuf, with_codec};
+use crate::table::{Codec, Encoding, FixedBuf, Geometry, with_codec};
 use crate::view::{FilterRef, Slot, locate, locate_seeded};
 use std::io::Write;
 use std::path::Path;
@@ -38,7 +38,7 @@ pub struct CuckooFilter {
     sized_for: u64,
     /// The false-positive target it was configured with (persisted; informative).
     target_fpr: f64,
-    table: TableBuf,
+    table: FixedBuf,
     /// Scratch for the relocation walk, so a failed insert can be undone. Not part of the
     /// filter's value.
     undo: Vec<Kick>,
@@ -75,7 +75,7 @@ impl CuckooFilter {
             len: 0,
             sized_for: config.capacity as u64,
             target_fpr: config.target_fpr(&geo),
-            table: TableBuf::zeroed(geo.table_bytes())?,
+            table: FixedBuf::zeroed(geo.table_bytes())?,
             undo: Vec::new(),
         })
     }
@@ -260,7 +260,7 @@ impl CuckooFilter {
     /// ```
     #[inline(always)]
     pub fn contains_hash(&self, h: KeyHash) -> bool {
-        crate::view::probe(&self.geo, self.seed, self.table.bytes(), h)
+        crate::view::probe_one_classic(&self.geo, self.seed, self.table.bytes(), h)
     }
 
     /// [`contains_hash`](Self::contains_hash) for many keys, with prefetching; see
@@ -644,7 +644,7 @@ impl CuckooFilter {
 
     /// Level `level` of the checked file `bytes`, copied into an owned filter.
     pub(crate) fn from_level(meta: &FileMeta, level: &LevelMeta, bytes: &[u8]) -> Result<Self> {
-        let mut table = TableBuf::zeroed(level.geo.table_bytes())?;
+        let mut table = FixedBuf::zeroed(level.geo.table_bytes())?;
         table.bytes_mut().copy_from_slice(&bytes[level.region()]);
         Ok(CuckooFilter {
             geo: level.geo,

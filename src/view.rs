@@ -85,10 +85,8 @@ fn contains_stretch(
 }
 
 /// The lookup of the key with seeded hash `seeded` in the level of geometry `geo` whose
-/// bucket region is `region`: every lookup ends here, [`FilterRef::contains_seeded`] and the
-/// owners' `contains_hash`, which call it with their own fields rather than through a view
-/// made for each key (a view is 168 bytes, which the compiler kept in memory, copied for
-/// every key: issue 40).
+/// bucket region is `region`: every lookup through a view ends here
+/// ([`FilterRef::contains_seeded`]).
 #[inline(always)]
 pub(crate) fn probe_seeded(geo: &Geometry, region: Region<'_>, seeded: u64) -> bool {
     match geo.stretch_slots() {
@@ -100,15 +98,20 @@ pub(crate) fn probe_seeded(geo: &Geometry, region: Region<'_>, seeded: u64) -> b
     }
 }
 
-/// The lookup of the key hashed `h` in the level of geometry `geo`, seed `seed` and bucket
-/// region `table` ([`probe_seeded`]), for an owner that holds those: the one length check of
-/// the lookup path is made here, as [`FilterRef::new`] makes it.
+/// The lookup of the key hashed `h` in a classic level (a
+/// [`CuckooFilter`](crate::CuckooFilter)'s, which is never a stretch level) of geometry `geo`,
+/// seed `seed` and bucket region `table`, for an owner that holds those: [`probe_seeded`]'s
+/// kernel without the test for a stretch level, so that a loop of lookups carries none of
+/// that path, and with the one length check of the lookup path, as [`FilterRef::new`] makes
+/// it.
 #[inline(always)]
-pub(crate) fn probe(geo: &Geometry, seed: u64, table: &[u8], h: KeyHash) -> bool {
+pub(crate) fn probe_one_classic(geo: &Geometry, seed: u64, table: &[u8], h: KeyHash) -> bool {
+    debug_assert!(geo.stretch_slots().is_none());
     let Some(region) = Region::new(table, geo) else {
         wrong_length(table.len(), geo.table_bytes())
     };
-    probe_seeded(geo, region, hash::seeded(h, seed))
+    let s = locate_seeded(geo, hash::seeded(h, seed));
+    kernel::contains(geo, region, s.i1, s.i2, s.fp)
 }
 
 /// [`locate`] from the seeded hash.
