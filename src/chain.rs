@@ -639,10 +639,11 @@ impl ScalableCuckooFilter {
     // of line.
     #[inline(always)]
     pub fn contains_hash(&self, h: KeyHash) -> bool {
-        if let [level] = self.levels.as_slice() {
-            return level.view().contains_hash(h);
+        match self.levels.as_slice() {
+            [Level::Stretch(l)] => l.contains_seeded(crate::hash::seeded(h, l.seed())),
+            [level] => level.view().contains_hash(h),
+            _ => self.contains_hash_levels(h),
         }
-        self.contains_hash_levels(h)
     }
 
     /// [`contains_hash`](Self::contains_hash) of a chain of several levels.

@@ -260,7 +260,7 @@ impl CuckooFilter {
     /// ```
     #[inline(always)]
     pub fn contains_hash(&self, h: KeyHash) -> bool {
-        crate::view::probe_one_classic(&self.geo, self.seed, self.table.bytes(), h)
+        crate::view::probe_one_classic(&self.geo, self.seed, &self.table, h)
     }
 
     /// [`contains_hash`](Self::contains_hash) for many keys, with prefetching; see

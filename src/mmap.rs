@@ -11,6 +11,7 @@ use crate::checks::{Checks, Health};
 use crate::error::{Error, Result};
 use crate::format::{self, FileMeta, HEADER_LEN, LevelMeta, decode};
 use crate::hash::KeyHash;
+use crate::table::raw::Region;
 use crate::table::{Codec, TableBuf, with_codec};
 use crate::view::{FilterRef, saturating_usize};
 use memmap2::{Mmap, MmapOptions};
@@ -62,8 +63,11 @@ use std::sync::Arc;
 pub struct MappedFilter {
     bytes: Bytes,
     meta: FileMeta,
-    /// Which chunks have been checked, by `verify` or by the lookups that touched them.
-    checks: Checks,
+    /// Which chunks have been checked, by `verify` or by the lookups that touched them. Boxed:
+    /// its atomics, held inline, would make a `&MappedFilter` one whose fields may change under
+    /// a lookup as far as the compiler knows, and a loop of lookups would reload more of them
+    /// for every key (issue 40: 4 of a lookup's 182 instructions).
+    checks: Box<Checks>,
 }
 
 /// Where a file's bytes are held.
@@ -360,7 +364,7 @@ impl MappedFilter {
     pub fn from_shared_assume_verified(bytes: Arc<[u8]>) -> Result<MappedFilter> {
         let meta = decode::parse_trusting_regions(&bytes)?;
         Ok(MappedFilter {
-            checks: Checks::trusted(&meta),
+            checks: Box::new(Checks::trusted(&meta)),
             bytes: Bytes::Shared(bytes),
             meta,
         })
@@ -433,7 +437,7 @@ impl MappedFilter {
     fn parsed(bytes: Bytes) -> Result<MappedFilter> {
         let meta = decode::parse(bytes.as_slice())?;
         Ok(MappedFilter {
-            checks: Checks::new(&meta),
+            checks: Box::new(Checks::new(&meta)),
             bytes,
             meta,
         })
@@ -581,6 +585,17 @@ impl MappedFilter {
             .any(|(k, level)| !self.touched_whole(k, level, h) || self.view(level).contains_hash(h))
     }
 
+    /// The bucket region of `level` (one of this file's, checked by the decoder to lie in the
+    /// map and to be its geometry's length).
+    #[inline(always)]
+    fn region(&self, level: &LevelMeta) -> Region<'_> {
+        let table = self.bytes.as_slice().get(level.region()).unwrap_or(&[]);
+        match Region::new(table, &level.geo) {
+            Some(region) => region,
+            None => unreachable!("the decoder checked every level's region"),
+        }
+    }
+
     /// The view of `level` (one of this file's, checked by the decoder to lie in the map).
     #[inline(always)]
     fn view(&self, level: &LevelMeta) -> FilterRef<'_> {
@@ -634,7 +649,13 @@ impl MappedFilter {
             return self.contains_hash_checking(h);
         }
         if let [level] = self.meta.levels.as_slice() {
-            return self.view(level).contains_hash(h);
+            // The view's kernel with the level's geometry by reference: a view made per key
+            // is a 168-byte copy per key (issue 40).
+            return crate::view::probe_seeded(
+                &level.geo,
+                self.region(level),
+                crate::hash::seeded(h, self.meta.seed),
+            );
         }
         self.contains_hash_levels(h)
     }

@@ -200,6 +200,25 @@ impl StretchLevel {
         )
     }
 
+    /// The lookup of the key with seeded hash `seeded` (what [`view`](Self::view)'s
+    /// `contains_seeded` answers), out of line and reading the level's own fields: an owner
+    /// asking one level per key passes a pointer instead of building a 168-byte view per key
+    /// (issue 40: the view, rebuilt in the caller's loop, cost more than the probe's hashing).
+    #[inline(never)]
+    pub(crate) fn contains_seeded(&self, seeded: u64) -> bool {
+        let Some(region) = Region::new(self.table.bytes(), &self.geo) else {
+            unreachable!("a stretch level's table has its geometry's length")
+        };
+        let p = stretch::locate(self.geo.split(), self.slots(), seeded);
+        with_codec!(self.geo.layout(), c => c.contains_prefix(region, p.i1, p.q1, p.i2, p.q2))
+    }
+
+    /// The level's seed.
+    #[inline(always)]
+    pub(crate) fn seed(&self) -> u64 {
+        self.seed
+    }
+
     pub(crate) fn geometry(&self) -> Geometry {
         self.geo
     }

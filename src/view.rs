@@ -2,7 +2,7 @@
 
 use crate::hash::{self, KeyHash};
 use crate::table::raw::Region;
-use crate::table::{Codec, Encoding, Geometry, kernel, with_codec};
+use crate::table::{Codec, Encoding, FixedBuf, Geometry, kernel, with_codec};
 
 /// A read-only view of a filter's table: the one place lookups happen.
 ///
@@ -102,14 +102,11 @@ pub(crate) fn probe_seeded(geo: &Geometry, region: Region<'_>, seeded: u64) -> b
 /// [`CuckooFilter`](crate::CuckooFilter)'s, which is never a stretch level) of geometry `geo`,
 /// seed `seed` and bucket region `table`, for an owner that holds those: [`probe_seeded`]'s
 /// kernel without the test for a stretch level, so that a loop of lookups carries none of
-/// that path, and with the one length check of the lookup path, as [`FilterRef::new`] makes
-/// it.
+/// that path, and without a length check ([`Region::of_fixed`]).
 #[inline(always)]
-pub(crate) fn probe_one_classic(geo: &Geometry, seed: u64, table: &[u8], h: KeyHash) -> bool {
+pub(crate) fn probe_one_classic(geo: &Geometry, seed: u64, table: &FixedBuf, h: KeyHash) -> bool {
     debug_assert!(geo.stretch_slots().is_none());
-    let Some(region) = Region::new(table, geo) else {
-        wrong_length(table.len(), geo.table_bytes())
-    };
+    let region = Region::of_fixed(table, geo);
     let s = locate_seeded(geo, hash::seeded(h, seed));
     kernel::contains(geo, region, s.i1, s.i2, s.fp)
 }

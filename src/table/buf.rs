@@ -136,23 +136,27 @@ impl TableBuf {
     }
 }
 
-/// A copy on the heap, whatever the original's storage (a clone does not grow, and a copy
-/// costs the same either way).
 /// The owned bucket region of a filter whose table never grows (a [`CuckooFilter`]'s): on the
 /// heap, zeroed and 64-byte aligned like [`TableBuf`], and read without a branch on where it
 /// lives — a lookup's loop then keeps the region's bounds in registers (through a
 /// `TableBuf`, the branch for every key cost a lookup of a `CuckooFilter` about 8 % of its
 /// instructions: issue 40).
 ///
+/// Never empty: it holds at least one cache line (what [`Region::of_fixed`] relies on to read
+/// it without a check per lookup), and its length never changes after [`FixedBuf::zeroed`].
+///
 /// [`CuckooFilter`]: crate::CuckooFilter
+/// [`Region::of_fixed`]: super::raw::Region::of_fixed
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct FixedBuf(Vec<CacheLine>);
 
 impl FixedBuf {
-    /// A zeroed buffer of `bytes` bytes (a multiple of 64); `OutOfMemory` instead of an abort.
+    /// A zeroed buffer of `bytes` bytes (a multiple of 64, at least 64: a smaller request gets
+    /// one cache line); `OutOfMemory` instead of an abort.
     pub(crate) fn zeroed(bytes: usize) -> Result<FixedBuf> {
         debug_assert_eq!(bytes % CACHE_LINE, 0);
-        let lines = bytes / CACHE_LINE;
+        // At least one line, whatever was asked: the type's invariant.
+        let lines = (bytes / CACHE_LINE).max(1);
         let mut v = Vec::new();
         v.try_reserve_exact(lines).map_err(|_| Error::OutOfMemory {
             bytes: bytes as u64,
@@ -178,6 +182,8 @@ impl std::fmt::Debug for FixedBuf {
     }
 }
 
+/// A copy on the heap, whatever the original's storage (a clone does not grow, and a copy
+/// costs the same either way).
 impl Clone for TableBuf {
     fn clone(&self) -> TableBuf {
         match &self.0 {
