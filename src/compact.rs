@@ -181,6 +181,7 @@ fn contains_in_place(p: &Parsed<'_>, h: KeyHash) -> bool {
     let g = 8u64 >> bucket_bits.trailing_zeros().min(3);
     let group = (g * bucket_bits / 8) as usize;
     let starts = [s.i1, s.i2].map(|i| ((i & !(g - 1)) * bucket_bits / 8) as usize);
+    prefetch_groups(p.body, starts, group);
     // The same layout as the block's, which parsed: it cannot fail. "Maybe" if it did.
     let Ok(window_geo) = Geometry::new(2 * g, geo.bucket_size(), geo.fp_bits(), geo.encoding())
     else {
@@ -207,6 +208,16 @@ fn contains_in_place(p: &Parsed<'_>, h: KeyHash) -> bool {
         return true;
     }
     kernel::contains(&window_geo, region, j1, j2, s.fp)
+}
+
+/// Asks for the lines of both groups of `group` bytes at `starts` at once, so that in a block
+/// larger than the caches their two misses overlap each other and the work before the copy.
+#[inline(always)]
+fn prefetch_groups(body: &[u8], starts: [usize; 2], group: usize) {
+    for start in starts {
+        crate::prefetch::prefetch(body, start);
+        crate::prefetch::prefetch(body, start + group - 1);
+    }
 }
 
 /// Whether the semi-sorted bucket at bit `pos` has an index past the last code (3875): it
