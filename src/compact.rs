@@ -13,7 +13,7 @@ use crate::config::{Config, DEFAULT_SEED};
 use crate::error::{Error, Result};
 use crate::hash::{self, KeyHash};
 use crate::table::raw::Region;
-use crate::table::{self, Codec, Encoding, Geometry, TableBuf, kernel, with_codec};
+use crate::table::{self, Codec, Encoding, Geometry, TableBuf, kernel, semi, with_codec};
 use crate::view::FilterRef;
 
 /// The first byte of a compact block: `0xC` in the high nibble marks a compact block (a full
@@ -74,6 +74,13 @@ fn parse(block: &[u8]) -> Result<Parsed<'_>> {
         let n = block.len().min(8);
         found[..n].copy_from_slice(&block[..n]);
         return Err(Error::BadMagic { found });
+    }
+    if block[0] & 0x0F == 0 {
+        // Never written, so not a newer writer's block: damage, as file version 0 is (§7).
+        return Err(Error::corrupt(
+            "compact version",
+            "0 was never written (compact versions start at 1)",
+        ));
     }
     if block[0] & 0x0F != VERSION {
         return Err(Error::UnsupportedVersion {
@@ -165,21 +172,23 @@ fn parse(block: &[u8]) -> Result<Parsed<'_>> {
 /// copied into a zeroed window of two groups, the table of `2g` buckets that the kernel
 /// probes at the buckets' places in their groups. The same answer as a probe of the whole
 /// region (a bucket's bits decide it), at the cost of a few dozen bytes whatever the block's
-/// size.
+/// size. A semi-sorted bucket whose index is past the last code answers "maybe" (§11.2): the
+/// block is damaged there, and what the bucket held cannot be told.
 fn contains_in_place(p: &Parsed<'_>, h: KeyHash) -> bool {
     let geo = &p.geo;
     let s = hash::locate(hash::seeded(h, p.seed), geo.num_buckets(), geo.fp_bits());
     let bucket_bits = geo.encoding().bucket_bits(geo.bucket_size(), geo.fp_bits());
     let g = 8u64 >> bucket_bits.trailing_zeros().min(3);
     let group = (g * bucket_bits / 8) as usize;
+    let starts = [s.i1, s.i2].map(|i| ((i & !(g - 1)) * bucket_bits / 8) as usize);
+    prefetch_groups(p.body, starts, group);
     // The same layout as the block's, which parsed: it cannot fail. "Maybe" if it did.
     let Ok(window_geo) = Geometry::new(2 * g, geo.bucket_size(), geo.fp_bits(), geo.encoding())
     else {
         return true;
     };
     let mut buf = [0u8; WINDOW];
-    for (k, i) in [s.i1, s.i2].into_iter().enumerate() {
-        let start = ((i - i % g) * bucket_bits / 8) as usize;
+    for (k, start) in starts.into_iter().enumerate() {
         let src = p.body.get(start..).unwrap_or_default();
         let n = src.len().min(group);
         if let (Some(to), Some(from)) = (buf.get_mut(k * group..k * group + n), src.get(..n)) {
@@ -192,7 +201,29 @@ fn contains_in_place(p: &Parsed<'_>, h: KeyHash) -> bool {
     else {
         return true;
     };
-    kernel::contains(&window_geo, region, s.i1 % g, g + s.i2 % g, s.fp)
+    let (j1, j2) = (s.i1 & (g - 1), g + (s.i2 & (g - 1)));
+    if geo.encoding() == Encoding::SemiSorted
+        && (past_last_code(region, j1 * bucket_bits) || past_last_code(region, j2 * bucket_bits))
+    {
+        return true;
+    }
+    kernel::contains(&window_geo, region, j1, j2, s.fp)
+}
+
+/// Asks for the lines of both groups of `group` bytes at `starts` at once, so that in a block
+/// larger than the caches their two misses overlap each other and the work before the copy.
+#[inline(always)]
+fn prefetch_groups(body: &[u8], starts: [usize; 2], group: usize) {
+    for start in starts {
+        crate::prefetch::prefetch(body, start);
+        crate::prefetch::prefetch(body, start + group - 1);
+    }
+}
+
+/// Whether the semi-sorted bucket at bit `pos` has an index past the last code (3875): it
+/// names no fingerprints, so a lookup that reads it answers "maybe" (FORMAT.md §11.2).
+fn past_last_code(region: Region<'_>, pos: u64) -> bool {
+    region.window(pos) & ((1 << semi::INDEX_BITS) - 1) >= semi::COMBINATIONS as u64
 }
 
 /// A compact filter block (FORMAT.md §11) ready for lookups: its buckets copied into a padded
@@ -255,14 +286,30 @@ impl CompactFilter {
 
     /// Whether the key may be in the compact block `block`, from its bytes alone: its header and
     /// length are checked (FORMAT.md §11.2, steps 1 to 6), its buckets are not (the container
-    /// checked the block; any bytes are read safely). For one lookup per block, as a filter policy makes; keep a
-    /// [`CompactFilter`] to ask one block many times.
+    /// checked the block; any bytes are read safely). For one lookup per block, as a filter
+    /// policy makes; keep a [`CompactFilter`] to ask one block many times.
+    ///
+    /// It reads the key's two buckets where they lie and copies nothing else, so a lookup costs
+    /// the same on a block of any size (FORMAT.md §11.2 has the measurements). A semi-sorted
+    /// bucket whose index is past the last code, which no writer makes, answers `true`
+    /// ("maybe"). Other damage that keeps to the format's rules — a changed seed index, flipped
+    /// bucket bits, a cut to another whole number of buckets — is read as it is and can answer
+    /// `false` for a key that was added: version 1 carries no check value (FORMAT.md §11.2 lists
+    /// what [`from_bytes`](Self::from_bytes) catches and what nothing can).
     ///
     /// ```
     /// use cuckoo_sst::{CompactFilter, Config, FilterBuilder};
     /// let empty = FilterBuilder::new(Config::new(0)).finish_compact()?;
     /// assert_eq!(empty.len(), 4); // the header alone
     /// assert!(!CompactFilter::block_contains(&empty, b"anything")?);
+    ///
+    /// // Two semi-sorted buckets whose indices (0xFFF) are past the last code: "maybe".
+    /// let mut one = FilterBuilder::new(Config::new(0));
+    /// one.add_key(b"k");
+    /// let mut damaged = one.finish_compact()?;
+    /// damaged[4..].fill(0xFF);
+    /// assert!(CompactFilter::from_bytes(&damaged).is_err());
+    /// assert!(CompactFilter::block_contains(&damaged, b"anything")?);
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn block_contains(block: &[u8], key: &[u8]) -> Result<bool> {
@@ -614,6 +661,9 @@ mod tests {
             let m = m.max(2);
             m + m % 2
         };
+        // Rounded up to even: 4096 keys need ⌈1044.9⌉ = 1045 buckets, so 1046 (FORMAT.md §11.3).
+        assert_eq!(start(4096), 1046);
+        assert_eq!(start(9), 4);
         let mut cases: Vec<(usize, u64, u64)> = Vec::new();
         for n in [1usize, 9, 40, 100, 120, 127, 128, 129, 200, 500, 1000, 2000] {
             for salt in 0..6 {
@@ -775,6 +825,10 @@ mod tests {
             CompactFilter::from_bytes(&x).unwrap_err()
         };
         assert!(matches!(with(0, 0x43), Error::BadMagic { .. }));
+        // Version 0 was never written: damage, not a newer block.
+        assert!(
+            matches!(with(0, 0xC0), Error::Corrupt { ref field, .. } if field == "compact version")
+        );
         assert!(matches!(
             with(0, 0xC2),
             Error::UnsupportedVersion {
@@ -839,14 +893,14 @@ mod tests {
             matches!(with(3, SEED_INDICES), Error::Corrupt { ref field, .. } if field == "compact seed_index")
         );
         // The one-shot lookup checks the header and the length only, and reads any buckets
-        // safely: a semi-sorted bucket with an invalid index is answered from.
+        // safely: semi-sorted buckets with an index past the last code answer "maybe".
         let mut x = good.clone();
         x[HEADER_LEN..].fill(0xFF);
         assert!(matches!(
             CompactFilter::from_bytes(&x),
             Err(Error::Corrupt { ref field, .. }) if field == "compact buckets"
         ));
-        assert!(CompactFilter::block_contains(&x, b"k").is_ok());
+        assert!((0..100u32).all(|k| CompactFilter::block_contains(&x, &k.to_be_bytes()).unwrap()));
         assert!(CompactFilter::block_contains(&good[..3], b"k").is_err());
     }
 

@@ -161,7 +161,9 @@ fn damaged_and_hostile_blocks_get_the_readers_error_or_its_answers() {
                         theirs.as_ref().map(|r| r.keys())
                     ),
                 }
-                // The one-shot lookup checks steps 1–6 only, as the unverified reader does.
+                // The one-shot lookup checks steps 1–6 only, as the unverified reader does, and
+                // answers as it does from buckets step 7 would refuse (§11.2: "maybe" for an
+                // index past 3875, the fingerprints as stored for a bucket out of order).
                 let one = CompactFilter::block_contains(&bad, b"k");
                 let unverified = spec::read_compact_unverified(&bad);
                 assert_eq!(
@@ -169,6 +171,16 @@ fn damaged_and_hostile_blocks_get_the_readers_error_or_its_answers() {
                     unverified.as_ref().err().cloned(),
                     "{layout:?} n={n} trial {trial}"
                 );
+                if let Ok(u) = &unverified {
+                    for i in 0..200 {
+                        let k = key(i, if i % 2 == 0 { "d" } else { "x" });
+                        assert_eq!(
+                            CompactFilter::block_contains(&bad, &k).unwrap(),
+                            u.contains(&k),
+                            "{layout:?} n={n} trial {trial} key {i}"
+                        );
+                    }
+                }
             }
         }
     }
@@ -201,7 +213,15 @@ fn random_bytes_never_fault_and_are_refused_or_read_alike() {
                 ours.as_ref().err().map(describe),
                 theirs.as_ref().err().cloned()
             );
-            let _ = CompactFilter::block_contains(&bytes, b"any key");
+            let one = CompactFilter::block_contains(&bytes, b"any key");
+            let unverified = spec::read_compact_unverified(&bytes);
+            assert_eq!(
+                one.as_ref().err().map(describe),
+                unverified.as_ref().err().cloned()
+            );
+            if let (Ok(answer), Ok(u)) = (one, unverified) {
+                assert_eq!(answer, u.contains(b"any key"), "{bytes:02X?}");
+            }
         }
     }
 }
@@ -332,5 +352,143 @@ fn a_filter_seeded_outside_the_writers_indices_is_not_written_as_a_block() {
             cuckoo_sst::CuckooFilter::new(Config::new(100).seed(spec::compact_seed(k))).unwrap();
         f.insert(b"k").unwrap();
         assert_eq!(f.to_compact_bytes().is_ok(), ok, "seed index {k}");
+    }
+}
+
+/// Issue 44, point 1: compact version 0 was never written, so it is damage (`Corrupt`, as file
+/// version 0 is in §7), not a newer block; versions 2 to 15 are newer (`UnsupportedVersion`).
+/// Both readers, and the one-shot lookup, say so.
+#[test]
+fn compact_version_0_is_damage_and_versions_above_1_are_newer() {
+    let good = block_of(Config::new(0), &[b"k".to_vec()]);
+    for version in 0..16u8 {
+        let mut x = good.clone();
+        x[0] = 0xC0 | version;
+        let want = match version {
+            0 => Some("Corrupt(compact version)".to_string()),
+            1 => None,
+            v => Some(format!("UnsupportedVersion({v}, 1)")),
+        };
+        let ours = CompactFilter::from_bytes(&x).err().map(|e| describe(&e));
+        let one = CompactFilter::block_contains(&x, b"k")
+            .err()
+            .map(|e| describe(&e));
+        let theirs = spec::read_compact(&x).err();
+        assert_eq!(ours, want, "version {version}");
+        assert_eq!(one, want, "version {version}");
+        assert_eq!(theirs, want, "version {version}");
+    }
+}
+
+/// Writes the `w`-bit field at bit `p` of `region` (§3's bit order).
+fn set_field(region: &mut [u8], p: u64, w: u64, v: u64) {
+    for j in 0..w {
+        let (at, bit) = (((p + j) / 8) as usize, (p + j) % 8);
+        region[at] = region[at] & !(1 << bit) | (((v >> j) & 1) as u8) << bit;
+    }
+}
+
+/// Issue 44, point 2: a semi-sorted bucket whose index is past the last code (3875) names no
+/// fingerprints. The check refuses it (`"compact buckets"`); the one-shot lookup, which skips
+/// the check, answers "maybe" for every key that reads it, and as before for every other key —
+/// the bucket first, last, at an even and an odd place, in groups of 1 and 2 buckets (`f` = 7:
+/// 24-bit buckets, 10: 36, 11: 40, 32: 124), with the reader from the text agreeing.
+#[test]
+fn a_semi_sorted_index_past_the_last_code_answers_maybe() {
+    let present: Vec<Vec<u8>> = (0..40).map(|i| key(i, "s")).collect();
+    let probes: Vec<Vec<u8>> = (0..3000)
+        .map(|i| key(i, "q"))
+        .chain(present.clone())
+        .collect();
+    for f in [7u32, 10, 11, 32] {
+        let config = Config::new(0)
+            .encoding(cuckoo_sst::Encoding::SemiSorted)
+            .bucket_size(4)
+            .fingerprint_bits(f);
+        let good = block_of(config, &present);
+        let level = spec::read_compact(&good).unwrap().level.unwrap();
+        let (m, bucket_bits) = (level.m, 4 * u64::from(f) - 4);
+        let seed = spec::compact_seed(good[3]);
+        for j in [0, 1, m / 2, m - 2, m - 1] {
+            for index in [3876u64, 4000, 4095] {
+                let mut bad = good.clone();
+                set_field(&mut bad[4..], j * bucket_bits, 12, index);
+                assert_eq!(
+                    CompactFilter::from_bytes(&bad).err().map(|e| describe(&e)),
+                    Some("Corrupt(compact buckets)".into())
+                );
+                assert_eq!(
+                    spec::read_compact(&bad).err(),
+                    Some("Corrupt(compact buckets)".into())
+                );
+                let unverified = spec::read_compact_unverified(&bad).unwrap();
+                let mut touched = 0;
+                for k in &probes {
+                    let h = xxhash_rust::xxh3::xxh3_64(k);
+                    let (i1, _, i2) = spec::classic_probes(spec::seeded(h, seed), m, f.into());
+                    let want = if i1 == j || i2 == j {
+                        touched += 1;
+                        true
+                    } else {
+                        CompactFilter::block_contains(&good, k).unwrap()
+                    };
+                    let got = CompactFilter::block_contains(&bad, k).unwrap();
+                    assert_eq!(got, want, "f={f} bucket {j} of {m}, index {index}");
+                    assert_eq!(unverified.contains(k), want, "the reader from the text");
+                }
+                assert!(touched > 0, "f={f} bucket {j}: no key read it");
+            }
+        }
+    }
+}
+
+/// Issue 44, point 5: past 128 keys the exact placement starts from `⌈n / (0.98·b)⌉` buckets
+/// rounded up to even: 4 096 keys give `⌈1044.9⌉ = 1045`, so 1 046 buckets of 36 bits, 4 711
+/// bytes with the header (these keys fit the first size tried).
+#[test]
+fn the_bucket_count_rounds_up_to_even() {
+    let present: Vec<Vec<u8>> = (0..4096).map(|i| key(i, "e")).collect();
+    let block = block_of(Config::new(0), &present);
+    let theirs = spec::read_compact(&block).unwrap();
+    assert_eq!(theirs.level.as_ref().unwrap().m, 1046);
+    assert_eq!(block.len(), 4 + 1046 * 36 / 8);
+    assert_eq!(theirs.keys(), 4096);
+    // And for few keys: 9 keys need ⌈9/4⌉ = 3 buckets, rounded up to 4.
+    let nine = block_of(Config::new(0), &present[..9]);
+    assert_eq!(spec::read_compact(&nine).unwrap().level.unwrap().m, 4);
+}
+
+/// Issue 44, point 6: the seed-index byte has no redundancy. Every value below 16 is a seed a
+/// writer makes, so a block whose byte 3 changed to another passes the whole check
+/// (`CompactFilter::from_bytes`, `cksst_compact_check`), with the same key count, and reads
+/// with an unrelated seed: almost every key that was added answers "absent" (each is found only
+/// as a false positive would be, at most 0.78 % at the default layout).
+#[test]
+fn a_changed_seed_index_passes_the_check_and_loses_keys() {
+    for n in [40u64, 1000] {
+        let present: Vec<Vec<u8>> = (0..n).map(|i| key(i, "z")).collect();
+        let good = block_of(Config::new(0), &present);
+        let k0 = good[3];
+        assert!(
+            present
+                .iter()
+                .all(|k| CompactFilter::block_contains(&good, k).unwrap())
+        );
+        for k in (0..16u8).filter(|&k| k != k0) {
+            let mut bad = good.clone();
+            bad[3] = k;
+            let checked = CompactFilter::from_bytes(&bad).expect("the check passes");
+            assert_eq!(checked.len() as u64, n);
+            assert_eq!(spec::read_compact(&bad).unwrap().keys(), n);
+            let lost = present
+                .iter()
+                .filter(|key| !CompactFilter::block_contains(&bad, key).unwrap())
+                .count() as u64;
+            assert_eq!(
+                lost,
+                present.iter().filter(|key| !checked.contains(key)).count() as u64
+            );
+            assert!(lost * 100 >= n * 95, "n={n} seed index {k}: {lost} lost");
+        }
     }
 }

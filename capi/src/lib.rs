@@ -1400,10 +1400,13 @@ pub unsafe extern "C" fn cksst_view_set_free(set: *mut cksst_view_set) {
 /// its bytes alone, with nothing kept: 1 (maybe), 0 (absent) or a negative error code (a
 /// header or length that is not a compact block's: any result but 0 means "read the table").
 /// The header and length are checked (FORMAT.md §11.2 steps 1 to 6), the buckets are not (the
-/// container checked the block; any bytes are read safely). A compact block carries no check
-/// value: damage that keeps to its rules — in the buckets, a seed index changed to another
-/// below 16, a cut to another length that holds whole buckets — is read as it is and can answer
-/// 0 for a key that was added. What a LevelDB filter policy's `key_may_match` does.
+/// container checked the block; any bytes are read safely); a semi-sorted bucket whose index
+/// is past the last code (3875) answers 1. It reads the key's two buckets where they lie and
+/// allocates nothing, so a call costs the same on a block of any size. A compact block carries
+/// no check value: damage that keeps to its rules — in the buckets, a seed index changed to
+/// another below 16, a cut to another length that holds whole buckets — is read as it is and
+/// can answer 0 for a key that was added (see [`cksst_compact_check`]). What a LevelDB filter
+/// policy's `key_may_match` does.
 ///
 /// # Safety
 /// `block` points at `len` readable bytes; `key` is NULL or points at `key_len` bytes.
@@ -1442,8 +1445,16 @@ pub unsafe extern "C" fn cksst_compact_contains_hash(
 }
 
 /// Checks a compact block completely — its header against its length, its buckets well formed
-/// — and stores the number of keys it holds in `*keys` (NULL: not wanted). `CKSST_OK` or the
-/// error that names what is wrong.
+/// (FORMAT.md §11.2 steps 1 to 7) — and stores the number of keys it holds in `*keys` (NULL:
+/// not wanted). `CKSST_OK` or the error that names what is wrong: `CKSST_ERR_CORRUPT` for
+/// compact version 0 (never written), `CKSST_ERR_UNSUPPORTED_VERSION` for 2 to 15 (newer).
+///
+/// What it cannot catch: version 1 has no check value, so damage that leaves a block some
+/// writer could have made passes — the seed-index byte (byte 3) changed to another below 16
+/// (it has no redundancy; nearly every key then answers 0), bucket bits flipped into other
+/// well-formed buckets, a cut or appended bytes that give another whole number of buckets,
+/// a layout or width byte the length also fits. Rely on the container's checksum for damage at
+/// rest. It copies the block while it checks it (memory for a second copy).
 ///
 /// # Safety
 /// `block` points at `len` readable bytes; `keys` is NULL or points at a writable `size_t`.

@@ -114,11 +114,13 @@ typedef struct cksst_leveldb_stats {
  * 1-6): shorter than its 4-byte header, a wrong magic or version nibble, a layout byte with
  * reserved bits or invalid codes, an unsupported fingerprint width, a seed index of 16 or
  * more, a length that holds no whole number of buckets or whose last byte has bits set after
- * the last bucket. Every other damage is read as it is and can answer "absent" for keys that
- * are there: damaged buckets, a seed index changed to another below 16, a layout changed to
- * another that the length fits, a block cut or extended to another length that fits (cut to
- * its header alone, it reads as the empty filter) — as damaged bits of LevelDB's own Bloom
- * filter can. Set paranoid_checks for filters that must never cost a key. */
+ * the last bucket. A semi-sorted bucket damaged into an index past the last code (3875)
+ * answers "maybe" for the keys that read it. Every other damage is read as it is and can
+ * answer "absent" for keys that are there: damaged buckets, a seed index changed to another
+ * below 16, a layout changed to another that the length fits, a block cut or extended to
+ * another length that fits (cut to its header alone, it reads as the empty filter) — as
+ * damaged bits of LevelDB's own Bloom filter can. Set paranoid_checks for filters that must
+ * never cost a key. */
 leveldb_filterpolicy_t *cksst_leveldb_policy_create(cksst_leveldb_stats *stats);
 
 /* A clone of LevelDB's built-in Bloom filter (util/bloom.cc with util/hash.cc's Hash; name

@@ -651,8 +651,16 @@ impl Level<'_> {
         self.core_bits != 0
     }
 
-    /// The slot values of bucket `i` (§3), or `None` for an invalid semi-sorted bucket.
+    /// The slot values of bucket `i` (§3), or `None` for an invalid semi-sorted bucket (an
+    /// index past 3875, or fingerprints out of order).
     pub fn try_bucket(&self, i: u64) -> Option<Vec<u64>> {
+        self.bucket_values(i)
+            .filter(|x| self.encoding != 2 || x.windows(2).all(|w| w[0] <= w[1]))
+    }
+
+    /// The slot values of bucket `i` (§3) in the order stored, or `None` for a semi-sorted
+    /// bucket whose index is past 3875 (it names no nibbles).
+    pub fn bucket_values(&self, i: u64) -> Option<Vec<u64>> {
         let (b, f) = (self.b, self.f);
         match self.encoding {
             0 => {
@@ -677,12 +685,14 @@ impl Level<'_> {
                 let p = i * (4 * f - 4);
                 let index = field(self.region, p, 12);
                 let n = *unrank_table().get(index as usize)?;
-                let x: Vec<u64> = (0..4)
-                    .map(|k| {
-                        (n[k as usize] << (f - 4)) + field(self.region, p + 12 + k * (f - 4), f - 4)
-                    })
-                    .collect();
-                x.windows(2).all(|w| w[0] <= w[1]).then_some(x)
+                Some(
+                    (0..4)
+                        .map(|k| {
+                            (n[k as usize] << (f - 4))
+                                + field(self.region, p + 12 + k * (f - 4), f - 4)
+                        })
+                        .collect(),
+                )
             }
         }
     }
@@ -915,6 +925,9 @@ pub fn read_compact_unverified(block: &[u8]) -> Result<Compact<'_>, String> {
     if block[0] >> 4 != 0xC {
         return Err("BadMagic".into());
     }
+    if block[0] & 0xF == 0 {
+        return Err(corrupt("compact version"));
+    }
     if block[0] & 0xF != 1 {
         return Err(format!("UnsupportedVersion({}, 1)", block[0] & 0xF));
     }
@@ -996,14 +1009,16 @@ pub fn read_compact(block: &[u8]) -> Result<Compact<'_>, String> {
 }
 
 impl Compact<'_> {
-    /// §11.2: whether the key of hash `H` may be present.
+    /// §11.2: whether the key of hash `H` may be present. Without step 7 (after
+    /// [`read_compact_unverified`]) a bucket may be invalid: one whose index is past 3875
+    /// answers "maybe", one out of order is read as its fingerprints.
     pub fn contains_hash(&self, key_hash: u64) -> bool {
         let h = seeded(key_hash, self.seed);
         self.level.as_ref().is_some_and(|l| {
             let (i1, fp, i2) = classic_probes(h, l.m, l.f);
             [i1, i2]
                 .iter()
-                .any(|&i| l.try_bucket(i).is_some_and(|s| s.contains(&fp)))
+                .any(|&i| l.bucket_values(i).is_none_or(|s| s.contains(&fp)))
         })
     }
 
