@@ -122,6 +122,22 @@ fn the_roundtrip_seed_that_parted_chains_keeps_them_equal() {
     fuzz_common::roundtrip::run(&seed.1);
 }
 
+/// The chain target's oracle told a counted copy from a placement by the level's copies alone:
+/// in the input the fuzzer found on 2026-11-28 (`seed-v4-f7c96b2605da`), a new key placed in
+/// the newest level split a bucket whose bare entry counted one copy, which the split keeps in
+/// both halves, each counting it (FORMAT.md §8, "Copies"): the level's copies one more, as for
+/// a counted copy, though the key was new. A counted copy also leaves the level's buckets as
+/// they were, which the oracle now checks first; the chain itself was right (the key answered
+/// for, its count 1).
+#[test]
+fn a_split_that_keeps_a_counted_bare_entry_in_both_halves_is_a_placement() {
+    let seed = corpus("chain", false)
+        .into_iter()
+        .find(|(name, _)| name == "seed-v4-f7c96b2605da")
+        .expect("the committed input");
+    fuzz_common::chain::run(&seed.1);
+}
+
 /// Random bytes stop at the magic number, so the generated inputs are the seeds damaged: a few
 /// bytes changed, or cut short, and half of them with their checksums rewritten so that the
 /// field checks behind the checksums see them (the fuzzer gets there with `--cfg fuzzing`).
