@@ -188,7 +188,10 @@ impl Level {
 /// Copies take no slot. A key the filter already answers for is a copy as far as it can tell:
 /// it is counted on an entry that answers for it (FORMAT.md §3.5) — one a hot key's first
 /// insert made, say — so a key inserted again and again holds one slot, never fills its pair
-/// against other keys, and never starts a level: a skewed stream (hot keys among new keys, as
+/// against other keys, and does not start a level (one exception: a key only an older level
+/// answers for, with imprecise entries that already stand for `2b` copies, is taken for a new
+/// key — old entries answer for many — and placed as one; its copies are counted on that new
+/// entry after): a skewed stream (hot keys among new keys, as
 /// a memtable sees) keeps the levels and about the bytes its distinct keys would
 /// (docs/guarantees.md, "Copies and skew"). `count` and `remove` see the copies; a file keeps
 /// them (format version 4). A key fits `2b` times (`b` the bucket size): one more copy returns

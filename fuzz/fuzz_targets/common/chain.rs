@@ -16,8 +16,9 @@
 //! - a key a level answers for is counted there as a copy (FORMAT.md §3.5, §8 "Copies"): an
 //!   insert either counts it on one level (its keys and copies one more, its buckets as they
 //!   were), or gives it a slot of the newest level, or starts a level — and a level is started
-//!   only by a key no level answered for: copies never start one, so the levels follow the
-//!   distinct keys;
+//!   only by a key no level answered for, or by one only older levels answered for with
+//!   entries that stand for `2b` copies already (taken for a new key): copies of a key the
+//!   newest level answers for never start one, so the levels follow the distinct keys;
 //! - a copy refused (`TooManyCopies`) changes nothing, and happens only for a key whose
 //!   answering entries stand for `2b` copies already.
 //!
@@ -51,6 +52,9 @@ pub struct Reached {
     /// Whether a level counted copies (FORMAT.md §3.5): in records, and dense.
     pub counted_records: bool,
     pub counted_dense: bool,
+    /// Whether a key that older levels answered for, with entries standing for `2b` copies,
+    /// was taken for a new key and started a level.
+    pub past_saturated_started_level: bool,
 }
 
 thread_local! {
@@ -508,7 +512,8 @@ impl Chain {
     /// A successful insert of `key` into `before` gave `self`: one level counted it as a copy
     /// (its keys and copies one more, its buckets and entries as they were: FORMAT.md §8,
     /// "Copies"), or only the newest level changed, as the policy says; or the newest level is
-    /// exactly as it was and a new level took the key — one that no level answered for.
+    /// exactly as it was and a new level took the key — one that no level answered for, or
+    /// one past an older level's saturated entries.
     fn check_growth(&self, before: &Chain, key: &[u8]) {
         let (was, now) = (File::of(&before.c), File::of(&self.c));
         let (k0, k1) = (was.levels.len(), now.levels.len());
@@ -548,10 +553,23 @@ impl Chain {
         if k1 == k0 + 1 {
             // The newest level could not take the key: whatever it split for it is undone.
             assert!(old == new, "the level closed for a key was changed");
-            assert!(
-                !before.c.contains(key),
-                "a key the chain answered for started a level"
-            );
+            // A level is started by a key no level answered for, or by one only older levels
+            // answered for with entries that already stand for `2b` copies: such a key is
+            // taken for a new one (FORMAT.md §8, "Copies"; docs/guarantees.md). The newest
+            // level answering, the key is counted there or refused, never given a level.
+            if before.c.contains(key) {
+                let b = layout(&self.setup).0;
+                assert!(
+                    !before.c.level(k0 - 1).unwrap().contains(key),
+                    "a key the newest level answered for started a level"
+                );
+                assert!(
+                    before.c.count(key) >= 2 * b,
+                    "a key the chain answered for with {} copies started a level",
+                    before.c.count(key)
+                );
+                note(|r| r.past_saturated_started_level = true);
+            }
             let added = &now.levels[k0];
             let (b, e) = layout(&self.setup);
             let want = buckets_for((before.c.len() as u64 / 4).max(64), b);
