@@ -686,4 +686,221 @@ mod tests {
         h.write(&[1, 2]);
         assert_ne!(h.finish(), 0);
     }
+
+    /// Two maps are equal when they count the same copies on the same entries: an extra entry
+    /// (either way round), the same total spread otherwise, or the same count on another value
+    /// or bucket makes them differ.
+    #[test]
+    fn copies_compare_by_entry_and_count() {
+        let mut one = Copies::default();
+        one.add(1, 5, 3);
+        let mut more = one.clone();
+        more.add(2, 7, 1);
+        assert_ne!(one, more);
+        assert_ne!(more, one);
+        let mut spread = Copies::default();
+        spread.add(1, 5, 2);
+        spread.add(2, 5, 1);
+        assert_ne!(one, spread);
+        assert_ne!(spread, one);
+        for (j, v) in [(1, 6), (2, 5), (0, 5)] {
+            let mut other = Copies::default();
+            other.add(j, v, 3);
+            assert_ne!(one, other, "{j} {v}");
+        }
+        more.take(2, 7);
+        assert_eq!(one, more);
+    }
+
+    /// FORMAT.md §3.5's lengths and codes: `2b − 1` copies a slot, `log2(2b)` bits a field,
+    /// regions padded to 64 bytes, and the encoding the writer picks (records when at most the
+    /// dense length), also for the records an insert or a split may still add.
+    #[test]
+    fn lengths_codes_and_the_writers_pick_follow_format_md() {
+        assert_eq!((per_slot(2), per_slot(4), per_slot(8)), (3, 7, 15));
+        assert_eq!((field_bits(2), field_bits(4), field_bits(8)), (2, 3, 4));
+        let lens = [0, 1, 4, 5, 10, 11].map(records_len);
+        assert_eq!(lens, [64, 64, 64, 128, 128, 192]);
+        for e in [
+            CopiesEncoding::None,
+            CopiesEncoding::Records,
+            CopiesEncoding::Dense,
+        ] {
+            assert_eq!(CopiesEncoding::from_code(e.code()), Some(e));
+        }
+        let codes = [0, 1, 2, 3].map(|c| CopiesEncoding::from_code(c).map(CopiesEncoding::code));
+        assert_eq!(codes, [Some(0), Some(1), Some(2), None]);
+        // 64 buckets of 4: 768 bits, 96 bytes, 128 padded; 200 of 8: 6400 bits, 800 bytes.
+        let (geo, _) = level(64, 4, &[]);
+        assert_eq!(dense_len(&geo), 128);
+        let (wide, _) = level(200, 8, &[]);
+        assert_eq!(dense_len(&wide), 832);
+        let mut c = Copies::default();
+        assert_eq!(
+            (c.encoding(&geo), c.encoded_len(&geo)),
+            (CopiesEncoding::None, 0)
+        );
+        let with = |c: &Copies| [0, 1, 4, 5, 40].map(|more| c.encoded_len_with(more, &geo));
+        assert_eq!(with(&c), [0, 64, 64, 128, 128]);
+        c.add(3, 0x2D5, 1);
+        assert_eq!(with(&c), [64, 64, 128, 128, 128]);
+        assert_eq!(
+            (c.encoding(&geo), c.encoded_len(&geo)),
+            (CopiesEncoding::Records, 64)
+        );
+        for j in 10..19 {
+            c.add(j, 0x2D5, 1);
+        }
+        // 10 records: 128 bytes, the dense length too: records.
+        assert_eq!(
+            (c.encoding(&geo), c.encoded_len(&geo)),
+            (CopiesEncoding::Records, 128)
+        );
+        c.add(20, 0x2D5, 1);
+        assert_eq!(
+            (c.encoding(&geo), c.encoded_len(&geo)),
+            (CopiesEncoding::Dense, 128)
+        );
+        assert_eq!(c.encoded_len_with(0, &geo), 128);
+    }
+
+    /// Six records fill 128 bytes (the dense length of 64 buckets of 4, so records): decoded
+    /// and read in place, each gives its count, and a key between two records none.
+    #[test]
+    fn a_region_of_six_records_is_read_in_place_and_decoded() {
+        let buckets: Vec<(u64, &[u32])> =
+            (0..6).map(|j| (7 * j + 1, &[0x2D5, 0x3F1][..])).collect();
+        let (geo, table) = level(64, 4, &buckets);
+        let mut c = Copies::default();
+        for (i, &(j, _)) in buckets.iter().enumerate() {
+            c.add(j, if i % 2 == 0 { 0x2D5 } else { 0x3F1 }, i as u32 + 1);
+        }
+        assert_eq!(c.encoding(&geo), CopiesEncoding::Records);
+        let bytes = c.encode(&geo, &table);
+        assert_eq!(bytes.len(), 128);
+        let back = Copies::decode(&geo, &table, CopiesEncoding::Records, &bytes).unwrap();
+        assert_eq!(back, c);
+        for &(j, _) in &buckets {
+            for v in [0x2D5, 0x3F1, 0x100, 0x3FF] {
+                let got = counted_in(&geo, &table, CopiesEncoding::Records, &bytes, j, v);
+                assert_eq!(got, c.get(j, v), "bucket {j} value {v:#x}");
+            }
+            assert_eq!(
+                counted_in(&geo, &table, CopiesEncoding::Records, &bytes, j + 1, 0x2D5),
+                0
+            );
+        }
+    }
+
+    /// Dense fields of five buckets of 4 (60 bits, then 4 padding bits in byte 7): a value held
+    /// by three slots has its copies packed from the first field, `2b − 1` each, and nothing
+    /// after a field short of that; empty slots (sorted last) count none. Padding bits and
+    /// bytes must be zero. Read in place, fields give the decoded counts.
+    #[test]
+    fn dense_fields_of_a_value_in_three_slots_and_the_padding() {
+        let (a, b) = (0x0A1, 0x2D5);
+        let (p, q, r, s) = (0x111, 0x222, 0x333, 0x3AA);
+        let (geo, table) = level(
+            5,
+            4,
+            &[
+                (0, &[b, a, a, a]),
+                (1, &[p, q, r]),
+                (2, &[s, r, q, p]),
+                (3, &[p]),
+                (4, &[p, q, r, s]),
+            ],
+        );
+        let mut c = Copies::default();
+        c.add(0, a, 15);
+        for (j, v) in [(0, b), (1, p), (1, q), (1, r), (4, s)] {
+            c.add(j, v, 1);
+        }
+        assert_eq!(c.encoding(&geo), CopiesEncoding::Dense);
+        let bytes = c.encode(&geo, &table);
+        let fields: Vec<u32> = (0..20).map(|i| read_bits(&bytes, i * 3, 3)).collect();
+        assert_eq!(
+            fields,
+            [7, 7, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]
+        );
+        let back = Copies::decode(&geo, &table, CopiesEncoding::Dense, &bytes).unwrap();
+        assert_eq!(back, c);
+        for (j, v) in [
+            (0, a),
+            (0, b),
+            (1, p),
+            (1, r),
+            (2, s),
+            (3, p),
+            (4, s),
+            (4, 0),
+            (0, q),
+        ] {
+            assert_eq!(
+                counted_in(&geo, &table, CopiesEncoding::Dense, &bytes, j, v),
+                c.get(j, v),
+                "bucket {j} value {v:#x}"
+            );
+        }
+        // Past the buckets, or a region of another length: no copies (and no panic).
+        for (j, len) in [(5, 64), (1 << 40, 64), (0, 63)] {
+            assert_eq!(
+                counted_in(&geo, &table, CopiesEncoding::Dense, &bytes[..len], j, a),
+                0
+            );
+        }
+        let with_fields = |fields: [u32; 3]| {
+            let mut off = bytes.clone();
+            for (i, f) in fields.into_iter().enumerate() {
+                for bit in 0..3 {
+                    let at = i * 3 + bit;
+                    off[at / 8] &= !(1 << (at % 8));
+                }
+                write_bits(&mut off, i as u64 * 3, 3, f);
+            }
+            off
+        };
+        assert_eq!(with_fields([7, 7, 1]), bytes);
+        for f in [[3, 0, 1], [0, 0, 1], [7, 1, 7], [7, 0, 7], [6, 7, 2]] {
+            let off = with_fields(f);
+            assert!(
+                Copies::decode(&geo, &table, CopiesEncoding::Dense, &off).is_err(),
+                "{f:?}"
+            );
+        }
+        for (byte, bit) in [(7, 4), (7, 7), (8, 0), (63, 7)] {
+            let mut padded = bytes.clone();
+            padded[byte] |= 1 << bit;
+            assert!(
+                Copies::decode(&geo, &table, CopiesEncoding::Dense, &padded).is_err(),
+                "byte {byte} bit {bit}"
+            );
+        }
+    }
+
+    /// Records read in place from bytes no decoder checked: a count past the region, or no
+    /// count at all, gives some count and never a panic.
+    #[test]
+    fn records_read_in_place_from_unchecked_bytes_do_not_panic() {
+        let (geo, table) = level(64, 4, &[(3, &[0x2D5])]);
+        let mut c = Copies::default();
+        c.add(3, 0x2D5, 5);
+        let ok = c.encode(&geo, &table);
+        let mut huge = ok.clone();
+        huge[..8].copy_from_slice(&u64::MAX.to_le_bytes());
+        for bytes in [&ok[..], &huge[..], &ok[..20], &ok[..8], &ok[..3], &[][..]] {
+            for (j, v) in [(3, 0x2D5), (0, 0), (63, u32::MAX), (u64::from(u32::MAX), 1)] {
+                let _ = counted_in(&geo, &table, CopiesEncoding::Records, bytes, j, v);
+            }
+        }
+        let at = |bytes: &[u8]| counted_in(&geo, &table, CopiesEncoding::Records, bytes, 3, 0x2D5);
+        assert_eq!(
+            (at(&ok), at(&ok[..20]), at(&ok[..19]), at(&ok[..3])),
+            (5, 5, 0, 0)
+        );
+        assert_eq!(
+            counted_in(&geo, &table, CopiesEncoding::None, &ok, 3, 0x2D5),
+            0
+        );
+    }
 }
