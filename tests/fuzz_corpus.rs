@@ -140,19 +140,22 @@ fn a_split_that_keeps_a_counted_bare_entry_in_both_halves_is_a_placement() {
 
 /// A key that only older levels answer for, with entries that already stand for `2b` copies,
 /// is taken for a new key (docs/guarantees.md, "Copies and skew") and may start a level: the
-/// input the fuzzer found on 2026-11-28 (`seed-v4-3d8873c4d751`: a key whose only answering
+/// inputs the fuzzer found on 2026-11-28 (`seed-v4-3d8873c4d751`: a key whose only answering
 /// entry, in the older of two levels, counted 8 copies in buckets of 4, given a third level by
-/// an insert the newest level could not place) once failed the chain target's oracle, which
-/// allowed new levels only to keys no level answered for. The oracle now holds the policy:
-/// the newest level never answered for such a key, and the chain counted `2b` copies or more.
+/// an insert the newest level could not place; `seed-v4-35ac25bba96c`, the same in the target's
+/// stream of hot keys among fresh ones) once failed the chain target's oracle, which allowed
+/// new levels only to keys no level answered for. The oracle now holds the policy: the newest
+/// level never answered for such a key, and the chain counted `2b` copies or more.
 #[test]
 fn a_key_past_an_older_levels_saturated_entries_may_start_a_level() {
-    let seed = corpus("chain", false)
-        .into_iter()
-        .find(|(name, _)| name == "seed-v4-3d8873c4d751")
-        .expect("the committed input");
-    let reached = fuzz_common::chain::run_reached(&seed.1);
-    assert!(reached.past_saturated_started_level, "{reached:?}");
+    for name in ["seed-v4-3d8873c4d751", "seed-v4-35ac25bba96c"] {
+        let seed = corpus("chain", false)
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .expect("the committed input");
+        let reached = fuzz_common::chain::run_reached(&seed.1);
+        assert!(reached.past_saturated_started_level, "{name}: {reached:?}");
+    }
 }
 
 /// Random bytes stop at the magic number, so the generated inputs are the seeds damaged: a few

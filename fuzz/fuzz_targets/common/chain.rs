@@ -839,6 +839,12 @@ impl Subject for Chain {
             };
             let was = self.shape();
             let (len, answered) = (self.c.len(), self.c.contains(&key));
+            // What a key the chain answers for may start a level by (see `check_growth`).
+            let newest_answered = self
+                .c
+                .level(self.c.levels() - 1)
+                .is_some_and(|l| l.contains(&key));
+            let counted = self.c.count(&key);
             done.push(key.clone());
             match Subject::insert(self, &key) {
                 Ok(()) => {
@@ -848,7 +854,15 @@ impl Subject for Chain {
                     }
                     let now = self.shape();
                     if now.len() == was.len() + 1 {
-                        assert!(!answered, "a key the chain answered for started a level");
+                        if answered {
+                            let b = layout(&self.setup).0;
+                            assert!(
+                                !newest_answered && counted >= 2 * b,
+                                "a key the chain answered for ({counted} copies, the newest \
+                                 level answering: {newest_answered}) started a level"
+                            );
+                            note(|r| r.past_saturated_started_level = true);
+                        }
                         assert_eq!(was[..], now[..was.len()], "a closed level changed");
                         let (b, e) = layout(&self.setup);
                         let added = self.c.level(was.len()).unwrap();
