@@ -64,6 +64,15 @@ fn corpus(target: &str, seeds_only: bool) -> Vec<(String, Vec<u8>)> {
     files
 }
 
+/// The committed input `name` of `target`'s corpus.
+fn committed(target: &str, name: &str) -> Vec<u8> {
+    corpus(target, false)
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .expect("the committed input")
+        .1
+}
+
 /// Runs `run` on `data`, naming the input if it panics.
 fn replay(what: &str, run: fn(&[u8]), data: &[u8]) {
     if let Err(panic) = catch_unwind(AssertUnwindSafe(|| run(data))) {
@@ -115,11 +124,7 @@ fn roundtrip_corpus() {
 /// this runs that input by name.)
 #[test]
 fn the_roundtrip_seed_that_parted_chains_keeps_them_equal() {
-    let seed = corpus("roundtrip", false)
-        .into_iter()
-        .find(|(name, _)| name == "seed-v3-b9e90e659aab")
-        .expect("the committed input");
-    fuzz_common::roundtrip::run(&seed.1);
+    fuzz_common::roundtrip::run(&committed("roundtrip", "seed-v3-b9e90e659aab"));
 }
 
 /// The chain target's oracle told a counted copy from a placement by the level's copies alone:
@@ -131,11 +136,7 @@ fn the_roundtrip_seed_that_parted_chains_keeps_them_equal() {
 /// for, its count 1).
 #[test]
 fn a_split_that_keeps_a_counted_bare_entry_in_both_halves_is_a_placement() {
-    let seed = corpus("chain", false)
-        .into_iter()
-        .find(|(name, _)| name == "seed-v4-f7c96b2605da")
-        .expect("the committed input");
-    fuzz_common::chain::run(&seed.1);
+    fuzz_common::chain::run(&committed("chain", "seed-v4-f7c96b2605da"));
 }
 
 /// A key that only older levels answer for, with entries that already stand for `2b` copies,
@@ -149,11 +150,7 @@ fn a_split_that_keeps_a_counted_bare_entry_in_both_halves_is_a_placement() {
 #[test]
 fn a_key_past_an_older_levels_saturated_entries_may_start_a_level() {
     for name in ["seed-v4-3d8873c4d751", "seed-v4-35ac25bba96c"] {
-        let seed = corpus("chain", false)
-            .into_iter()
-            .find(|(n, _)| n == name)
-            .expect("the committed input");
-        let reached = fuzz_common::chain::run_reached(&seed.1);
+        let reached = fuzz_common::chain::run_reached(&committed("chain", name));
         assert!(reached.past_saturated_started_level, "{name}: {reached:?}");
     }
 }
