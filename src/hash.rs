@@ -339,6 +339,68 @@ pub(crate) mod stretch {
         }
     }
 
+    /// What a lookup needs of a level's state, derived once per geometry: [`locate`] for the
+    /// lookup path, with the split state's mask and the shifts precomputed and the
+    /// continuation bits reversed in 32 bits instead of 64 (issue 40: deriving these per key
+    /// made a stretch level's probe cost half again a classic one's).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) struct Lookup {
+        /// `2^K − 1` (`K ≤ 32`).
+        kmask: u32,
+        /// `s`, below `2^K`.
+        s: u32,
+        /// `K`.
+        k: u8,
+        /// `64 − c`: the core is the seeded hash's top `c` bits.
+        core_shift: u8,
+        /// `31 − L0`: a 32-bit string of continuation bits, first one highest, shifted down
+        /// by this leaves `L0` bits above bit 0 (which the marker overwrites).
+        cont_shift: u8,
+        /// `L0 + 1`: where the core starts in a slot.
+        core_pos: u8,
+    }
+
+    impl Lookup {
+        /// The lookup state of a level of split state `split` and slot layout `slots`.
+        pub(crate) const fn of(split: Split, slots: Slots) -> Lookup {
+            Lookup {
+                kmask: ((1u64 << split.k) - 1) as u32,
+                s: split.s as u32,
+                k: split.k as u8,
+                core_shift: (64 - slots.core_bits) as u8,
+                cont_shift: (31 - slots.l0) as u8,
+                core_pos: (slots.l0 + 1) as u8,
+            }
+        }
+
+        /// The bucket of address string `a`, and 1 if it is a split bucket (its address is
+        /// `K + 1` bits long), else 0.
+        #[inline(always)]
+        fn bucket(&self, a: u64) -> (u64, u32) {
+            let lo = a & self.kmask as u64;
+            let split = lo < self.s as u64;
+            (lo | (a & ((split as u64) << self.k)), split as u32)
+        }
+
+        /// [`locate`]'s `(i1, q1, i2, q2)`.
+        #[inline(always)]
+        pub(crate) fn locate(&self, h: u64) -> (u64, u32, u64, u32) {
+            let core = h >> self.core_shift;
+            let c = core as usize & ((1 << MAX_CORE_BITS) - 1);
+            let a2 = h ^ OFFSETS[c];
+            // Bits K.. of each string, the first one highest: the continuation bits of a
+            // bucket of address length K are the top L0, of K + 1 the L0 after the first.
+            let r1 = ((h >> self.k) as u32).reverse_bits();
+            let r2 = r1 ^ ((OFFSETS_REVERSED[c] << self.k) >> 32) as u32;
+            let (i1, e1) = self.bucket(h);
+            let (i2, e2) = self.bucket(a2);
+            let hi = ((core as u32) << self.core_pos) | 1;
+            let q1 = hi | ((r1 << e1) >> self.cont_shift);
+            let q2 = hi | ((r2 << e2) >> self.cont_shift);
+            (i1, q1, i2, q2)
+        }
+    }
+
     /// The two buckets of the key with seeded hash `h` ([`locate`]'s `i1` and `i2`, without
     /// the slot values).
     #[inline(always)]
@@ -625,6 +687,39 @@ mod tests {
     /// Moving an entry to its other bucket and back gives the entry back (when no bit had to
     /// be dropped), and the moved entry answers for the same keys in its new bucket: for every
     /// split state of small levels, random keys, every continuation length.
+    #[test]
+    fn the_lookup_state_locates_as_the_derivation_does() {
+        // `Lookup` (the lookup path's form, reversing 32 bits) against `locate` (64), at
+        // every core width and continuation width a slot of up to 32 bits has, and bucket
+        // counts from 2 to 2^32: the split pointer at 0, inside and at the end of a doubling.
+        use stretch::*;
+        let mut rng = SplitMix64::new(40);
+        let mut ms: Vec<u64> = (2..70).collect();
+        for k in 6..=32u32 {
+            let lo = 1u64 << k;
+            ms.extend([lo, lo + 1, lo + lo / 3, (lo << 1) - 1]);
+        }
+        ms.retain(|&m| m <= 1 << 32);
+        for &m in &ms {
+            let split = Split::of(m);
+            for c in MIN_CORE_BITS..=MAX_CORE_BITS {
+                for l0 in 1..=(31 - c) {
+                    let slots = Slots { core_bits: c, l0 };
+                    let lookup = Lookup::of(split, slots);
+                    for _ in 0..8 {
+                        let h = rng.next_u64();
+                        let p = locate(split, slots, h);
+                        assert_eq!(
+                            lookup.locate(h),
+                            (p.i1, p.q1, p.i2, p.q2),
+                            "m={m} c={c} l0={l0} h={h:#x}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn stretch_relocation_is_an_involution_and_keeps_the_answers() {
         use stretch::*;

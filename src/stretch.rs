@@ -19,13 +19,17 @@ use crate::error::Result;
 use crate::hash::stretch::{self, Slots};
 use crate::level::{Counts, bound_scale, fpr_bound, weight};
 use crate::table::raw::Region;
-use crate::table::{Codec, Geometry, TableBuf, with_codec};
+use crate::table::{Codec, Geometry, Layout, TableBuf, with_codec};
 use crate::view::FilterRef;
 
 /// A stretch level: its geometry (which changes as it grows), its bytes, and its counts.
 #[derive(Clone)]
 pub(crate) struct StretchLevel {
     geo: Geometry,
+    /// What a lookup needs of `geo`, derived from it whenever it changes.
+    lookup: stretch::Lookup,
+    /// The probe for `geo`'s codec ([`probe_fn`]).
+    probe: Probe,
     table: TableBuf,
     seed: u64,
     /// Bounds the breadth-first search for a free slot: at most this many buckets examined.
@@ -135,6 +139,40 @@ impl Room {
     }
 }
 
+/// A level's lookup for one codec: monomorphic, chosen when the geometry changes, so that a
+/// lookup is a call through a pointer to a small function, not a `match` over every codec
+/// inside one large function (issue 40: that function's prologue and the codec's fields
+/// cost 30 instructions per key).
+type Probe = fn(&StretchLevel, u64) -> bool;
+
+/// The probe for layout `layout`.
+fn probe_fn(layout: Layout) -> Probe {
+    macro_rules! arms {
+        ($($v:ident),*) => {
+            match layout {
+                $(Layout::$v(_) => |l: &StretchLevel, h: u64| {
+                    let Layout::$v(c) = l.geo.layout() else {
+                        unreachable!("a level's probe is its layout's")
+                    };
+                    l.probe_with(c, h)
+                },)*
+            }
+        };
+    }
+    arms!(
+        P8x2, P8x4, P8x8, P16x2, P16x4, P16x8, P32x2, P32x4, P32x8, Packed2, Packed4, Packed8,
+        Semi8, Semi9, Semi10, Semi11, Semi12, Semi13, Semi14, Semi15, Semi
+    )
+}
+
+/// The lookup state of a level of stretch geometry `geo`.
+fn lookup_of(geo: &Geometry) -> stretch::Lookup {
+    match geo.stretch_slots() {
+        Some(slots) => stretch::Lookup::of(geo.split(), slots),
+        None => unreachable!("a stretch level has a stretch geometry"),
+    }
+}
+
 impl StretchLevel {
     /// An empty level of geometry `geo` (a stretch geometry).
     pub(crate) fn new(geo: Geometry, seed: u64, max_kicks: u32, target_fpr: f64) -> Result<Self> {
@@ -142,6 +180,8 @@ impl StretchLevel {
         Ok(StretchLevel {
             table: TableBuf::zeroed(geo.table_bytes())?,
             geo,
+            lookup: lookup_of(&geo),
+            probe: probe_fn(geo.layout()),
             seed,
             max_kicks,
             keys: 0,
@@ -201,16 +241,30 @@ impl StretchLevel {
     }
 
     /// The lookup of the key with seeded hash `seeded` (what [`view`](Self::view)'s
-    /// `contains_seeded` answers), out of line and reading the level's own fields: an owner
-    /// asking one level per key passes a pointer instead of building a 168-byte view per key
-    /// (issue 40: the view, rebuilt in the caller's loop, cost more than the probe's hashing).
-    #[inline(never)]
+    /// `contains_seeded` answers): a call through the level's [`Probe`], which reads the
+    /// level's own fields. An owner asking one level per key passes a pointer instead of
+    /// building a 168-byte view per key (issue 40: the view, rebuilt in the caller's loop,
+    /// cost more than the probe's hashing), and the probe is the codec's alone.
+    #[inline(always)]
     pub(crate) fn contains_seeded(&self, seeded: u64) -> bool {
+        (self.probe)(self, seeded)
+    }
+
+    /// [`contains_seeded`](Self::contains_seeded) with the level's codec `c`.
+    #[inline(always)]
+    fn probe_with<C: Codec>(&self, c: C, seeded: u64) -> bool {
         let Some(region) = Region::new(self.table.bytes(), &self.geo) else {
             unreachable!("a stretch level's table has its geometry's length")
         };
-        let p = stretch::locate(self.geo.split(), self.slots(), seeded);
-        with_codec!(self.geo.layout(), c => c.contains_prefix(region, p.i1, p.q1, p.i2, p.q2))
+        let (i1, q1, i2, q2) = self.lookup.locate(seeded);
+        c.contains_prefix(region, i1, q1, i2, q2)
+    }
+
+    /// Changes the level's geometry, and what its lookups derive from it.
+    fn set_geo(&mut self, geo: Geometry) {
+        self.geo = geo;
+        self.lookup = lookup_of(&geo);
+        self.probe = probe_fn(geo.layout());
     }
 
     /// The level's seed.
@@ -649,7 +703,7 @@ impl StretchLevel {
         let old = self.geo.split();
         let (low, high) = (old.s, old.s + (1 << old.k));
         debug_assert_eq!(high, m);
-        self.geo = grown;
+        self.set_geo(grown);
         let slots = self.slots();
         let entries = self.entries;
         let b = grown.bucket_size() as usize;
@@ -739,7 +793,7 @@ impl StretchLevel {
                 self.copies.add(shrunk.split().s, v, e);
             }
         }
-        self.geo = shrunk;
+        self.set_geo(shrunk);
         let before = shrunk.split();
         let t = self.table.bytes_mut();
         let b = shrunk.bucket_size() as usize;
@@ -1140,6 +1194,42 @@ mod tests {
             },
             f.counts()
         );
+    }
+
+    /// The owner's probe ([`StretchLevel::contains_seeded`]: the codec's own function, chosen
+    /// when the geometry changes, over the lookup state derived then) answers as the view
+    /// does, in every layout, as the level grows by splits and as the splits are undone: the
+    /// probe and its state follow every change of the geometry.
+    #[test]
+    fn the_owners_probe_follows_every_geometry_change() {
+        use crate::table::tests::all_layouts;
+        for (e, b, w) in all_layouts() {
+            if w < 2 + 5 {
+                continue;
+            }
+            let geo = Geometry::stretch(3, b, w, e, 5).unwrap();
+            let mut f = StretchLevel::new(geo, 7, 500, 0.01).unwrap();
+            let agree = |f: &StretchLevel, what: &str| {
+                for i in 0..300 {
+                    let (q, v) = (f.contains_seeded(h(i)), f.view().contains_seeded(h(i)));
+                    assert_eq!(q, v, "{e:?} b={b} w={w} {what}: key {i}");
+                }
+            };
+            let mut i = 0;
+            for _ in 0..40 {
+                while f.entries() < f.geometry().num_buckets() * b as u64 / 2 {
+                    let _ = f.insert_seeded(h(i));
+                    i += 1;
+                }
+                agree(&f, "grown");
+                f.split_logged().unwrap();
+            }
+            for k in 0..i {
+                assert!(f.contains_seeded(h(k)), "{e:?} b={b} w={w}: key {k} lost");
+            }
+            f.undo_splits();
+            agree(&f, "splits undone");
+        }
     }
 
     /// Splits undone in reverse give back the exact bytes and counts, in every encoding (a

@@ -80,8 +80,8 @@ fn contains_stretch(
     region: Region<'_>,
     seeded: u64,
 ) -> bool {
-    let p = hash::stretch::locate(split, slots, seeded);
-    with_codec!(layout, c => c.contains_prefix(region, p.i1, p.q1, p.i2, p.q2))
+    let (i1, q1, i2, q2) = hash::stretch::Lookup::of(split, slots).locate(seeded);
+    with_codec!(layout, c => c.contains_prefix(region, i1, q1, i2, q2))
 }
 
 /// The lookup of the key with seeded hash `seeded` in the level of geometry `geo` whose

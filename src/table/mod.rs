@@ -458,7 +458,7 @@ pub(crate) fn fpr_bound(bucket_size: u32, fp_bits: u32) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::hash::SplitMix64;
 
