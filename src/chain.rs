@@ -960,13 +960,13 @@ impl ScalableCuckooFilter {
             return Err(Error::NotGrowable);
         };
         decode::verify_regions(bytes, &meta)?;
-        let levels = meta
-            .levels
-            .iter()
-            .enumerate()
-            .map(|(k, level)| match level.stretch {
-                None => CuckooFilter::from_level(&meta, level, bytes).map(Level::Classic),
-                Some(counts) => StretchLevel::from_parts(
+        // Reserved exactly: collected from `Result`s, the vector would grow by doubling, and
+        // its peak (the old buffer and the new) would be twice the levels' structs.
+        let mut levels = Vec::with_capacity(meta.levels.len());
+        for (k, level) in meta.levels.iter().enumerate() {
+            levels.push(match level.stretch {
+                None => Level::Classic(CuckooFilter::from_level(&meta, level, bytes)?),
+                Some(counts) => Level::Stretch(StretchLevel::from_parts(
                     level.geo,
                     meta.seed,
                     meta.max_kicks,
@@ -974,10 +974,9 @@ impl ScalableCuckooFilter {
                     level.target_fpr,
                     &bytes[level.region()],
                     decode::level_copies(bytes, level, k)?,
-                )
-                .map(Level::Stretch),
-            })
-            .collect::<Result<Vec<_>>>()?;
+                )?),
+            });
+        }
         Ok(ScalableCuckooFilter {
             levels,
             target_fpr: meta.target_fpr,
