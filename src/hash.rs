@@ -255,13 +255,17 @@ pub(crate) mod stretch {
         }
     }
 
-    /// A level's slot layout: `c` core bits above `l0` continuation bits and the marker.
+    /// A level's slot layout: `p` payload bits above `c` core bits above `l0` continuation
+    /// bits and the marker. A filter's slots have no payload (`p = 0`); a run index's carry a
+    /// run id there, which every move keeps and a lookup of any run masks out.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub(crate) struct Slots {
         /// `c`, in `MIN_CORE_BITS..=MAX_CORE_BITS`.
         pub(crate) core_bits: u32,
-        /// `L0 = w − 1 − c ≥ 1`: the most continuation bits a slot holds.
+        /// `L0 = w − 1 − c − p ≥ 1`: the most continuation bits a slot holds.
         pub(crate) l0: u32,
+        /// `p`: the payload's width.
+        pub(crate) payload_bits: u32,
     }
 
     impl Slots {
@@ -286,7 +290,27 @@ pub(crate) mod stretch {
         /// The core of entry `v`.
         #[inline(always)]
         pub(crate) const fn core(&self, v: u32) -> u64 {
-            (v >> (self.l0 + 1)) as u64
+            ((v >> (self.l0 + 1)) & ((1 << self.core_bits) - 1)) as u64
+        }
+
+        /// The lowest bit of the payload.
+        #[inline(always)]
+        pub(crate) const fn payload_shift(&self) -> u32 {
+            self.l0 + 1 + self.core_bits
+        }
+
+        /// The payload of entry `v` (0 without one).
+        // Read by the run index (issue 41), which is being built on this branch.
+        #[cfg_attr(not(test), allow(dead_code))]
+        #[inline(always)]
+        pub(crate) const fn payload(&self, v: u32) -> u32 {
+            ((v as u64) >> self.payload_shift()) as u32
+        }
+
+        /// Slot value `q` (no payload) with payload `p` (below `2^payload_bits`).
+        #[inline(always)]
+        pub(crate) const fn with_payload(&self, q: u32, p: u32) -> u32 {
+            q | ((p as u64) << self.payload_shift()) as u32
         }
 
         /// Whether `v` is a well-formed entry (nonzero, with a marker) or empty.
@@ -424,7 +448,7 @@ pub(crate) mod stretch {
     /// where each entry could go).
     #[inline(always)]
     pub(crate) fn target(split: Split, slots: Slots, v: u32, j: u64, l: u32) -> Option<u64> {
-        let x = OFFSETS[(v >> (slots.l0 + 1)) as usize & ((1 << MAX_CORE_BITS) - 1)];
+        let x = OFFSETS[slots.core(v) as usize & ((1 << MAX_CORE_BITS) - 1)];
         let a = (j ^ x) & ((1 << l) - 1);
         let lo = a & ((1 << split.k) - 1);
         if lo >= split.s {
@@ -459,7 +483,8 @@ pub(crate) mod stretch {
         let above_marker = !(field ^ field.wrapping_sub(1)) & fm;
         let field = field ^ (offset_cont & above_marker);
         let (target, field, dropped) = retarget(split, slots, a, l, field)?;
-        Some((target, ((core as u32) << (slots.l0 + 1)) | field, dropped))
+        // Everything above the field (the core, and the payload) stays.
+        Some((target, (v & !fm) | field, dropped))
     }
 
     /// An entry whose address string's low `l` bits are `a`, with continuation `field`, placed
@@ -668,6 +693,7 @@ mod tests {
         let slots = Slots {
             core_bits: 5,
             l0: 8,
+            payload_bits: 0,
         };
         assert_eq!(h >> 59, 1);
         assert_eq!(offset(1), 0xD30B_0542_6513_3DD7);
@@ -704,7 +730,11 @@ mod tests {
             let split = Split::of(m);
             for c in MIN_CORE_BITS..=MAX_CORE_BITS {
                 for l0 in 1..=(31 - c) {
-                    let slots = Slots { core_bits: c, l0 };
+                    let slots = Slots {
+                        core_bits: c,
+                        l0,
+                        payload_bits: 0,
+                    };
                     let lookup = Lookup::of(split, slots);
                     for _ in 0..8 {
                         let h = rng.next_u64();
@@ -722,22 +752,32 @@ mod tests {
 
     #[test]
     fn stretch_relocation_is_an_involution_and_keeps_the_answers() {
+        // Without a payload (a filter's slots), and with one (a run index's: the run id above
+        // the core, which every move keeps).
         use stretch::*;
         let mut rng = SplitMix64::new(41);
         for m in 2..300u64 {
             let split = Split::of(m);
-            for (c, l0) in [(4, 3), (5, 8), (8, 1)] {
-                let slots = Slots { core_bits: c, l0 };
+            for (c, l0, pb) in [(4, 3, 0), (5, 8, 0), (8, 1, 0), (5, 6, 4), (4, 3, 7)] {
+                let slots = Slots {
+                    core_bits: c,
+                    l0,
+                    payload_bits: pb,
+                };
                 for _ in 0..50 {
                     let h = rng.next_u64();
+                    let pay = (rng.next_u64() & ((1 << pb) - 1)) as u32;
                     let p = locate(split, slots, h);
                     assert_ne!(p.i1, p.i2);
                     assert_eq!(buckets(split, slots, h), [p.i1, p.i2]);
+                    let (q1, q2) = (slots.with_payload(p.q1, pay), slots.with_payload(p.q2, pay));
                     for keep in 0..=l0 {
                         // The key's entry in i1 with `keep` continuation bits.
                         let cut = l0 - keep;
-                        let v = (p.q1 >> (cut + 1) << (cut + 1)) | 1 << cut;
-                        assert!(matches(v, p.q1));
+                        let v = (q1 >> (cut + 1) << (cut + 1)) | 1 << cut;
+                        assert!(matches(v, q1));
+                        assert_eq!(slots.payload(v), pay);
+                        assert_eq!(slots.core(v), h >> (64 - c));
                         let Some((j, w, dropped)) = relocate(split, slots, v, p.i1) else {
                             assert_eq!(keep, 0, "only a bare entry cannot move");
                             let l = split.address_len(p.i1);
@@ -747,7 +787,8 @@ mod tests {
                         assert_eq!(j, p.i2, "m={m} c={c} l0={l0}");
                         let l = split.address_len(p.i1);
                         assert_eq!(target(split, slots, v, p.i1, l), Some(j));
-                        assert!(matches(w, p.q2), "m={m} c={c} l0={l0} keep={keep}");
+                        assert!(matches(w, q2), "m={m} c={c} l0={l0} keep={keep}");
+                        assert_eq!(slots.payload(w), pay, "a move keeps the payload");
                         // The precision (address length and continuation bits) is kept, or
                         // falls by one when the move dropped the last continuation bit.
                         assert_eq!(
@@ -805,6 +846,7 @@ mod tests {
         let slots = Slots {
             core_bits: 5,
             l0: 8,
+            payload_bits: 0,
         };
         assert_eq!(slots.field_mask(), 0x1FF);
         assert!(slots.valid(0));

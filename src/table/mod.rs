@@ -157,6 +157,10 @@ pub(crate) struct Geometry {
     layout: Layout,
     /// 0 for a classic level; for a stretch level (FORMAT.md §3.4), its core width `c`.
     core_bits: u32,
+    /// A stretch level's payload width `p` (0 for a filter's; a run index's run ids). A byte:
+    /// it fits beside the other narrow fields, and the geometry stays 128 bytes (a file of
+    /// many tiny levels decodes into a struct per level; tests/decode_alloc.rs bounds them).
+    payload_bits: u8,
 }
 
 impl Geometry {
@@ -230,6 +234,7 @@ impl Geometry {
             table_bytes,
             layout: Layout::new(encoding, bucket_size, fp_bits),
             core_bits: 0,
+            payload_bits: 0,
         })
     }
 
@@ -241,6 +246,20 @@ impl Geometry {
         slot_bits: u32,
         encoding: Encoding,
         core_bits: u32,
+    ) -> Result<Geometry> {
+        Geometry::stretch_with_payload(num_buckets, bucket_size, slot_bits, encoding, core_bits, 0)
+    }
+
+    /// [`stretch`](Self::stretch) with `payload_bits` of payload above each slot's core (a
+    /// run index's run ids): the core, the payload, a continuation bit and the marker must
+    /// fit in the slot.
+    pub(crate) fn stretch_with_payload(
+        num_buckets: u64,
+        bucket_size: u32,
+        slot_bits: u32,
+        encoding: Encoding,
+        core_bits: u32,
+        payload_bits: u32,
     ) -> Result<Geometry> {
         use crate::hash::stretch::{MAX_CORE_BITS, MIN_CORE_BITS};
         if !(MIN_CORE_BITS..=MAX_CORE_BITS).contains(&core_bits) {
@@ -263,12 +282,12 @@ impl Geometry {
         }
         // The classic checks of the width, on an even count (a stretch level may have any).
         let mut g = Geometry::new((num_buckets + 1) & !1, bucket_size, slot_bits, encoding)?;
-        if slot_bits < core_bits + 2 {
+        if slot_bits < core_bits.saturating_add(payload_bits).saturating_add(2) {
             return Err(Error::invalid(
                 "fingerprint_bits",
                 format!(
-                    "{slot_bits}-bit slots cannot hold a {core_bits}-bit core, a continuation \
-                     bit and the marker"
+                    "{slot_bits}-bit slots cannot hold a {core_bits}-bit core, {payload_bits} \
+                     payload bits, a continuation bit and the marker"
                 ),
             ));
         }
@@ -283,18 +302,20 @@ impl Geometry {
         g.used_bytes = used as usize;
         g.table_bytes = table as usize;
         g.core_bits = core_bits;
+        g.payload_bits = payload_bits as u8;
         Ok(g)
     }
 
     /// The same level with `num_buckets` buckets (a stretch level growing or shrinking).
     pub(crate) fn with_buckets(&self, num_buckets: u64) -> Result<Geometry> {
         if !(2..=MAX_BUCKETS).contains(&num_buckets) || self.core_bits == 0 {
-            return Geometry::stretch(
+            return Geometry::stretch_with_payload(
                 num_buckets,
                 self.bucket_size,
                 self.fp_bits,
                 self.encoding,
                 self.core_bits,
+                self.payload_bits as u32,
             );
         }
         // Only the count and the lengths change (no u64 overflow below 2^32 buckets; a length
@@ -313,12 +334,13 @@ impl Geometry {
                 table_bytes,
                 ..*self
             }),
-            _ => Geometry::stretch(
+            _ => Geometry::stretch_with_payload(
                 num_buckets,
                 self.bucket_size,
                 self.fp_bits,
                 self.encoding,
                 self.core_bits,
+                self.payload_bits as u32,
             ),
         }
     }
@@ -331,7 +353,8 @@ impl Geometry {
         } else {
             Some(crate::hash::stretch::Slots {
                 core_bits: self.core_bits,
-                l0: self.fp_bits - 1 - self.core_bits,
+                l0: self.fp_bits - 1 - self.core_bits - self.payload_bits as u32,
+                payload_bits: self.payload_bits as u32,
             })
         }
     }
@@ -473,6 +496,30 @@ pub(crate) mod tests {
             }
         }
         v
+    }
+
+    /// A payload takes slot bits from the continuation: a slot must still hold the core, the
+    /// payload, one continuation bit and the marker; a payload past that, however wide, is
+    /// refused, and the layout's fields add up to the slot.
+    #[test]
+    fn a_payload_must_leave_a_continuation_bit() {
+        let g = Geometry::stretch_with_payload(10, 4, 16, Encoding::Packed, 5, 9).unwrap();
+        let s = g.stretch_slots().unwrap();
+        assert_eq!((s.core_bits, s.l0, s.payload_bits), (5, 1, 9));
+        assert_eq!(s.payload_shift() + s.payload_bits, 16);
+        for p in [10, 27, u32::MAX] {
+            assert!(Geometry::stretch_with_payload(10, 4, 16, Encoding::Packed, 5, p).is_err());
+        }
+        let grown = g.with_buckets(1000).unwrap();
+        assert_eq!(grown.stretch_slots(), Some(s), "growth keeps the payload");
+        assert_eq!(
+            Geometry::stretch(10, 4, 16, Encoding::Packed, 5)
+                .unwrap()
+                .stretch_slots()
+                .unwrap()
+                .payload_bits,
+            0
+        );
     }
 
     #[test]
