@@ -300,8 +300,6 @@ pub(crate) mod stretch {
         }
 
         /// The payload of entry `v` (0 without one).
-        // Read by the run index (issue 41), which is being built on this branch.
-        #[cfg_attr(not(test), allow(dead_code))]
         #[inline(always)]
         pub(crate) const fn payload(&self, v: u32) -> u32 {
             ((v as u64) >> self.payload_shift()) as u32

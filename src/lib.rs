@@ -84,6 +84,7 @@ mod error;
 mod filter;
 mod format;
 mod hash;
+mod index;
 mod level;
 mod mmap;
 mod persist;
@@ -104,6 +105,7 @@ pub use config::{
 pub use error::{Error, Result};
 pub use filter::CuckooFilter;
 pub use hash::KeyHash;
+pub use index::{MAX_RUNS, RunIndex, Runs};
 pub use mmap::MappedFilter;
 pub use table::Encoding;
 pub use view::FilterRef;

@@ -453,25 +453,99 @@ impl StretchLevel {
         })
     }
 
-    /// The payloads of the entries that may be the key's (seeded hash `h`), each once, in the
-    /// order found, appended to `out`: a run index's runs that may hold the key.
-    // The run index's lookup (issue 41), which is being built on this branch.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) fn payloads_of(&self, h: u64, out: &mut Vec<u32>) {
+    /// The payloads of the entries that may be the key's (seeded hash `h`), one bit each
+    /// (payloads of at most 6 bits): a run index's runs that may hold the key.
+    pub(crate) fn payloads_of(&self, h: u64) -> u64 {
         let slots = self.slots();
+        debug_assert!(slots.payload_bits <= 6);
         let p = stretch::locate(self.geo.split(), slots, h);
         let below = ((1u64 << slots.payload_shift()) - 1) as u32;
         let (t, b) = (self.table.bytes(), self.geo.bucket_size() as usize);
+        let mut found = 0u64;
         with_codec!(self.geo.layout(), c => {
             for (i, q) in [(p.i1, p.q1), (p.i2, p.q2)] {
                 for &v in &c.read(t, i)[..b] {
-                    let run = slots.payload(v);
-                    if v != 0 && stretch::matches(v & below, q) && !out.contains(&run) {
-                        out.push(run);
-                    }
+                    let hit = v != 0 && stretch::matches(v & below, q);
+                    found |= u64::from(hit) << (slots.payload(v) & 63);
                 }
             }
         });
+        found
+    }
+
+    /// Gives the key's entry that names a payload `from` accepts (the most precise such entry
+    /// answering for the key with seeded hash `h`) the payload `to`, in place: a run index's
+    /// compaction, moving a kept key to the run that replaces the merged ones. `false` when
+    /// no such entry answers for the key. The entry keeps its bucket, its bits and its
+    /// precision; only its payload changes (a level with payloads counts no copies).
+    pub(crate) fn repayload(&mut self, h: u64, from: impl Fn(u32) -> bool, to: u32) -> bool {
+        debug_assert!(
+            self.copies.is_empty(),
+            "a level with payloads counts no copies"
+        );
+        let slots = self.slots();
+        let p = stretch::locate(self.geo.split(), slots, h);
+        let below = ((1u64 << slots.payload_shift()) - 1) as u32;
+        let b = self.geo.bucket_size() as usize;
+        let layout = self.geo.layout();
+        let mut best: Option<(u64, usize, u32)> = None;
+        for (i, q) in [(p.i1, p.q1), (p.i2, p.q2)] {
+            let s = with_codec!(layout, c => c.read(self.table.bytes(), i));
+            for (k, &v) in s[..b].iter().enumerate() {
+                if v != 0 && stretch::matches(v & below, q) && from(slots.payload(v)) {
+                    let t = self.geo.split().address_len(i) + slots.len(v);
+                    if best.is_none_or(|(bi, _, bv)| {
+                        t > self.geo.split().address_len(bi) + slots.len(bv)
+                    }) {
+                        best = Some((i, k, v));
+                    }
+                }
+            }
+        }
+        let Some((i, k, v)) = best else {
+            return false;
+        };
+        let t = self.table.bytes_mut();
+        with_codec!(layout, c => {
+            let mut s = c.read(t, i);
+            debug_assert_eq!(s[k], v);
+            s[k] = slots.with_payload(v & below, to);
+            c.store(t, i, k, &s);
+        });
+        true
+    }
+
+    /// Removes every entry whose payload `drop` accepts (a run index dropping runs): one
+    /// pass over the buckets; the entries removed.
+    pub(crate) fn remove_payloads(&mut self, drop: impl Fn(u32) -> bool) -> u64 {
+        debug_assert!(
+            self.copies.is_empty(),
+            "a level with payloads counts no copies"
+        );
+        let (slots, split) = (self.slots(), self.geo.split());
+        let b = self.geo.bucket_size() as usize;
+        let layout = self.geo.layout();
+        let mut removed = 0;
+        for i in 0..self.geo.num_buckets() {
+            let t = self.table.bytes_mut();
+            let mut s = with_codec!(layout, c => c.read(t, i));
+            let mut changed = false;
+            for v in s[..b].iter_mut() {
+                if *v != 0 && drop(slots.payload(*v)) {
+                    self.precision -= weight(split.address_len(i) + slots.len(*v));
+                    *v = 0;
+                    changed = true;
+                    removed += 1;
+                }
+            }
+            if changed {
+                with_codec!(layout, c => c.store_all(t, i, &s));
+                self.room.set(i, true);
+            }
+        }
+        self.entries -= removed;
+        self.keys = self.keys.saturating_sub(removed);
+        removed
     }
 
     /// After the level could not place the key with seeded hash `h` however it grew:
@@ -1300,18 +1374,15 @@ mod tests {
                     model.push((i, r));
                 }
             }
-            let mut out = Vec::new();
             for &(i, r) in &model {
-                out.clear();
-                f.payloads_of(h(i), &mut out);
-                assert!(out.contains(&r), "{e:?}: key {i} of run {r} lost: {out:?}");
+                let found = f.payloads_of(h(i));
+                assert!(
+                    found >> r & 1 == 1,
+                    "{e:?}: key {i} of run {r} lost: {found:#x}"
+                );
             }
             let absent = (0..100_000u64)
-                .filter(|&i| {
-                    out.clear();
-                    f.payloads_of(h(i + (1 << 40)), &mut out);
-                    !out.is_empty()
-                })
+                .filter(|&i| f.payloads_of(h(i + (1 << 40))) != 0)
                 .count();
             let rate = absent as f64 / 100_000.0;
             assert!(

@@ -1,0 +1,536 @@
+//! `RunIndex`: one cuckoo table for every sorted run of an LSM-tree (issue 41). Each entry is a
+//! key's fingerprint and the id of the run that holds it, so a point read asks one structure,
+//! two buckets, whatever the number of runs, and gets the runs that may hold the key, newest
+//! first; per-run filters ask every run's filter in turn and add up their false positives.
+//!
+//! The table is a stretch level (the growable filter's: it grows in place, one bucket at a
+//! time, its entries keeping the hash bits later buckets need) whose slots carry the run id
+//! above the core (`probes/run-index/README.md` measures it against a chain of classic
+//! tables: as few bits on average, one probe, no key moved). A compaction gives the keys it
+//! keeps the new run's id in place and sweeps out what is left of the merged runs; a dropped
+//! run is swept out.
+//!
+//! In memory only so far; the file format, the C ABI and the CLI come next.
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::hash::{self, KeyHash};
+use crate::stretch::{Refused, StretchLevel};
+use crate::table::{Encoding, Geometry};
+
+/// The most runs an index describes at once: run ids are 6 bits.
+pub const MAX_RUNS: usize = 64;
+
+const ID_BITS: u32 = 6;
+const CORE_BITS: u32 = crate::chain::CORE_BITS;
+
+/// The runs that may hold a key, newest first ([`RunIndex::runs_for`]): an iterator over the
+/// index's runs, borrowing it, that allocates nothing.
+#[derive(Clone, Debug)]
+pub struct Runs<'a> {
+    order: &'a [u64],
+    ids: &'a [u32],
+    /// One bit per id that may hold the key (live ids only).
+    mask: u64,
+    at: usize,
+}
+
+impl Runs<'_> {
+    /// Whether no run may hold the key: it is certainly absent from the tree.
+    ///
+    /// ```
+    /// let index = cuckoo_sst::RunIndex::new(cuckoo_sst::Config::new(10))?;
+    /// assert!(index.runs_for(b"k").is_empty());
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.mask == 0
+    }
+}
+
+impl Iterator for Runs<'_> {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        while self.at < self.order.len() {
+            let k = self.at;
+            self.at += 1;
+            if self.mask >> self.ids[k] & 1 == 1 {
+                return Some(self.order[k]);
+            }
+        }
+        None
+    }
+}
+
+/// One cuckoo table mapping each key to the sorted runs that may hold it (see the module
+/// docs): built from runs as they are flushed, updated by compactions and dropped runs.
+///
+/// ```
+/// use cuckoo_sst::{Config, KeyHash, RunIndex};
+///
+/// let mut index = RunIndex::new(Config::new(1_000))?;
+/// let run_a: Vec<KeyHash> = (0..500u32).map(|i| KeyHash::of(&i.to_le_bytes())).collect();
+/// let run_b: Vec<KeyHash> = (500..900u32).map(|i| KeyHash::of(&i.to_le_bytes())).collect();
+/// index.add_run(10, &run_a)?;
+/// index.add_run(11, &run_b)?; // newer
+/// assert!(index.runs_for(&7u32.to_le_bytes()).any(|r| r == 10));
+/// // Both merged into run 12, every key kept:
+/// let kept: Vec<KeyHash> = run_a.iter().chain(&run_b).copied().collect();
+/// index.compact(&[10, 11], 12, &kept)?;
+/// assert_eq!(index.runs(), &[12]);
+/// assert!(index.runs_for(&600u32.to_le_bytes()).any(|r| r == 12));
+/// # Ok::<(), cuckoo_sst::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct RunIndex {
+    level: StretchLevel,
+    /// The engine's run of each id (`None`: the id is free).
+    ids: Vec<Option<u64>>,
+    /// The engine's runs, newest first.
+    order: Vec<u64>,
+    /// Their ids, in the same order.
+    order_ids: Vec<u32>,
+    /// One bit per id in use.
+    live: u64,
+    /// A compaction failed part-way: every lookup answers every run.
+    stale: bool,
+    seed: u64,
+    max_kicks: u32,
+}
+
+impl RunIndex {
+    /// An empty index sized for `config`'s capacity (entries: a key in two runs is two), whose
+    /// lookups answer "maybe" for an absent key at about `config`'s false-positive rate (the
+    /// level's bound, [`expected_fpr`](Self::expected_fpr), as it grows). It grows past the
+    /// capacity in place.
+    ///
+    /// ```
+    /// let index = cuckoo_sst::RunIndex::new(cuckoo_sst::Config::new(1_000))?;
+    /// assert!(index.runs().is_empty());
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn new(config: Config) -> Result<RunIndex> {
+        config.geometry()?; // every setting checked as for a single filter
+        let (b, encoding) = (4, Encoding::SemiSorted);
+        let w = crate::chain::slot_width(b, encoding, config.fpr)
+            .map(|w| w + ID_BITS)
+            .filter(|&w| w <= 32)
+            .ok_or_else(|| {
+                Error::invalid(
+                    "false_positive_rate",
+                    format!("{} needs slots wider than 32 bits with run ids", config.fpr),
+                )
+            })?;
+        let load = crate::chain::split_load(b);
+        let buckets = (config.capacity as f64 / (b as f64 * load))
+            .ceil()
+            .clamp(2.0, crate::table::MAX_BUCKETS as f64) as u64;
+        let geo = Geometry::stretch_with_payload(buckets, b, w, encoding, CORE_BITS, ID_BITS)?;
+        Ok(RunIndex {
+            level: StretchLevel::new(geo, config.seed, config.max_kicks, config.fpr)?,
+            ids: vec![None; MAX_RUNS],
+            order: Vec::new(),
+            order_ids: Vec::new(),
+            live: 0,
+            stale: false,
+            seed: config.seed,
+            max_kicks: config.max_kicks,
+        })
+    }
+
+    /// The runs the index describes, newest first.
+    ///
+    /// ```
+    /// let mut index = cuckoo_sst::RunIndex::new(cuckoo_sst::Config::new(10))?;
+    /// index.add_run(7, &[])?;
+    /// assert_eq!(index.runs(), &[7]);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn runs(&self) -> &[u64] {
+        &self.order
+    }
+
+    /// Entries in the index (a key in two runs counts twice).
+    ///
+    /// ```
+    /// let index = cuckoo_sst::RunIndex::new(cuckoo_sst::Config::new(10))?;
+    /// assert_eq!(index.len(), 0);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        self.level.entries() as usize
+    }
+
+    /// Whether the index holds no entry.
+    ///
+    /// ```
+    /// assert!(cuckoo_sst::RunIndex::new(cuckoo_sst::Config::new(10))?.is_empty());
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bound on the rate at which an absent key gets a run.
+    ///
+    /// ```
+    /// let index = cuckoo_sst::RunIndex::new(cuckoo_sst::Config::new(10))?;
+    /// assert!(index.expected_fpr() <= 0.01);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn expected_fpr(&self) -> f64 {
+        self.level.fpr_bound()
+    }
+
+    /// Bytes of the bucket table.
+    ///
+    /// ```
+    /// let index = cuckoo_sst::RunIndex::new(cuckoo_sst::Config::new(1000))?;
+    /// assert!(index.size_in_bytes() > 0);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn size_in_bytes(&self) -> usize {
+        self.level.table().len()
+    }
+
+    /// Adds a run, newer than every run the index describes, with the hashes of its keys
+    /// (what its `FilterBuilder` was given). `InvalidConfig` if `run` is already described or
+    /// [`MAX_RUNS`] are; nothing changes then.
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, KeyHash, RunIndex};
+    /// let mut index = RunIndex::new(Config::new(100))?;
+    /// index.add_run(1, &[KeyHash::of(b"k")])?;
+    /// assert_eq!(index.runs_for(b"k").collect::<Vec<_>>(), [1]);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn add_run(&mut self, run: u64, hashes: &[KeyHash]) -> Result<()> {
+        let id = self.free_id(run)?;
+        for &h in hashes {
+            if let Err(e) = self.insert(hash::seeded(h, self.seed), id) {
+                // Nothing of the run stays: its id is free again.
+                self.level.remove_payloads(|p| p == id);
+                return Err(e);
+            }
+        }
+        self.ids[id as usize] = Some(run);
+        self.order.insert(0, run);
+        self.order_ids.insert(0, id);
+        self.live |= 1 << id;
+        Ok(())
+    }
+
+    /// A compaction: the runs `merged` (each described by the index) are replaced by `into`,
+    /// which holds the keys `kept` (each in one of the merged runs). Each kept key's entry is
+    /// given `into`'s id in place; what is left of the merged runs (the keys the compaction
+    /// dropped) is swept out. `into` takes the place of the newest merged run in the order.
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, KeyHash, RunIndex};
+    /// let mut index = RunIndex::new(Config::new(100))?;
+    /// index.add_run(1, &[KeyHash::of(b"a"), KeyHash::of(b"b")])?;
+    /// index.add_run(2, &[KeyHash::of(b"c")])?;
+    /// index.compact(&[1, 2], 3, &[KeyHash::of(b"a"), KeyHash::of(b"c")])?; // "b" deleted
+    /// assert_eq!(index.runs_for(b"a").collect::<Vec<_>>(), [3]);
+    /// assert_eq!(index.runs(), &[3]);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn compact(&mut self, merged: &[u64], into: u64, kept: &[KeyHash]) -> Result<()> {
+        let mut from = [false; MAX_RUNS];
+        for r in merged {
+            match self.id_of(*r) {
+                Some(id) => from[id as usize] = true,
+                None => {
+                    return Err(Error::invalid(
+                        "merged",
+                        format!("run {r} is not described by the index"),
+                    ));
+                }
+            }
+        }
+        if self.id_of(into).is_some() {
+            return Err(Error::invalid(
+                "into",
+                format!("run {into} is already described by the index"),
+            ));
+        }
+        // The new run's id: a free one, so that every merged id is swept; with none free (the
+        // index describes MAX_RUNS runs), the first merged run's, whose dropped keys then stay
+        // under it (false positives, never a lost key) until it is merged again.
+        let Some(&first) = merged.first() else {
+            return Err(Error::invalid("merged", "no run to merge".to_string()));
+        };
+        let to = match self.ids.iter().position(Option::is_none) {
+            Some(free) => free as u32,
+            None => self.id_of(first).unwrap_or(0),
+        };
+        // The new run is described first, beside the merged ones, so that a key moved to it
+        // is found there at every point; the merged runs go once their keys have moved.
+        let pos = self
+            .order
+            .iter()
+            .position(|r| merged.contains(r))
+            .unwrap_or(0);
+        self.ids[to as usize] = Some(into);
+        self.live |= 1 << to;
+        self.order.insert(pos, into);
+        self.order_ids.insert(pos, to);
+        let mut missing = Vec::new();
+        for &h in kept {
+            let s = hash::seeded(h, self.seed);
+            // An entry under the new id answers already (the key listed twice, or its entry
+            // shared with a key moved before it): nothing to move.
+            if !self.has_entry(s, to)
+                && !self.level.repayload(s, |p| from[p as usize] && p != to, to)
+            {
+                // In no merged run (the engine's list says otherwise): given an entry below.
+                missing.push(s);
+            }
+        }
+        for s in missing {
+            if let Err(e) = self.insert(s, to) {
+                // The key may be in no run the index names: until it is rebuilt, it names
+                // every run.
+                self.stale = true;
+                return Err(e);
+            }
+        }
+        self.level.remove_payloads(|p| from[p as usize] && p != to);
+        for &r in merged {
+            if let Some(id) = self.id_of(r)
+                && id != to
+            {
+                self.ids[id as usize] = None;
+                self.live &= !(1 << id);
+            }
+        }
+        self.order.retain(|r| !merged.contains(r));
+        self.order_ids = self.order.iter().map(|&r| self.id_of(r).unwrap()).collect();
+        Ok(())
+    }
+
+    /// Drops a run: its entries are swept out. `false` if the index does not describe it.
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, KeyHash, RunIndex};
+    /// let mut index = RunIndex::new(Config::new(100))?;
+    /// index.add_run(1, &[KeyHash::of(b"a")])?;
+    /// assert!(index.drop_run(1));
+    /// assert!(index.runs_for(b"a").is_empty());
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn drop_run(&mut self, run: u64) -> bool {
+        let Some(id) = self.id_of(run) else {
+            return false;
+        };
+        self.level.remove_payloads(|p| p == id);
+        self.ids[id as usize] = None;
+        self.live &= !(1 << id);
+        self.order.retain(|&r| r != run);
+        self.order_ids.retain(|&i| i != id);
+        true
+    }
+
+    /// The runs that may hold `key`, newest first; empty means the key is in no run. After a
+    /// compaction that failed part-way ([`compact`](Self::compact) returned an error), every
+    /// run the index describes: it no longer knows which.
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, KeyHash, RunIndex};
+    /// let mut index = RunIndex::new(Config::new(100))?;
+    /// index.add_run(4, &[KeyHash::of(b"a")])?;
+    /// index.add_run(5, &[KeyHash::of(b"a")])?;
+    /// assert_eq!(index.runs_for(b"a").collect::<Vec<_>>(), [5, 4]);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn runs_for(&self, key: &[u8]) -> Runs<'_> {
+        self.runs_for_hash(KeyHash::of(key))
+    }
+
+    /// [`runs_for`](Self::runs_for) for a precomputed hash.
+    ///
+    /// ```
+    /// let index = cuckoo_sst::RunIndex::new(cuckoo_sst::Config::new(10))?;
+    /// assert!(index.runs_for_hash(cuckoo_sst::KeyHash::of(b"k")).is_empty());
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn runs_for_hash(&self, h: KeyHash) -> Runs<'_> {
+        let found = if self.stale {
+            u64::MAX
+        } else {
+            self.level.payloads_of(hash::seeded(h, self.seed))
+        };
+        Runs {
+            order: &self.order,
+            ids: &self.order_ids,
+            mask: found & self.live,
+            at: 0,
+        }
+    }
+
+    fn id_of(&self, run: u64) -> Option<u32> {
+        self.ids
+            .iter()
+            .position(|&r| r == Some(run))
+            .map(|i| i as u32)
+    }
+
+    fn free_id(&self, run: u64) -> Result<u32> {
+        if self.id_of(run).is_some() {
+            return Err(Error::invalid(
+                "run",
+                format!("run {run} is already described by the index"),
+            ));
+        }
+        self.ids
+            .iter()
+            .position(Option::is_none)
+            .map(|i| i as u32)
+            .ok_or_else(|| {
+                Error::invalid(
+                    "run",
+                    format!("the index describes {MAX_RUNS} runs, the most it can"),
+                )
+            })
+    }
+
+    /// Whether an entry with payload `id` answers for the key.
+    fn has_entry(&self, s: u64, id: u32) -> bool {
+        self.level.payloads_of(s) >> id & 1 == 1
+    }
+
+    /// Inserts the entry (seeded hash `s`, payload `id`), splitting buckets while the level
+    /// is past its load and as long as the search for a free slot fails.
+    fn insert(&mut self, s: u64, id: u32) -> Result<()> {
+        let load = crate::chain::split_load(self.level.geometry().bucket_size());
+        while (self.level.entries() + 1) as f64 > load * self.level.geometry().slots() as f64 {
+            self.level.split_logged()?;
+        }
+        self.level.keep_splits();
+        for attempt in 0..64 {
+            let budget = if attempt < 4 {
+                self.max_kicks
+            } else {
+                self.max_kicks.saturating_mul(8)
+            };
+            match self.level.insert_payload_within(s, id, budget) {
+                // An equal entry (same run) answers for the key already.
+                Ok(()) | Err(Refused::Copies) => return Ok(()),
+                Err(_) => {
+                    self.level.split_logged()?;
+                    self.level.keep_splits();
+                }
+            }
+        }
+        Err(Error::Full)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::SplitMix64;
+    use std::collections::HashMap;
+
+    fn h(i: u64) -> KeyHash {
+        KeyHash::of(&i.to_le_bytes())
+    }
+
+    /// Flushes, compactions (keeping most keys, dropping some), drops and lookups against an
+    /// exact model: every key of every live run is answered with its run, newest first; the
+    /// index's runs are the model's.
+    #[test]
+    fn flushes_compactions_and_drops_against_a_model() {
+        let mut index = RunIndex::new(Config::new(2_000).seed(3)).unwrap();
+        // run → its keys; order newest first.
+        let mut model: HashMap<u64, Vec<u64>> = HashMap::new();
+        let mut order: Vec<u64> = Vec::new();
+        let mut rng = SplitMix64::new(9);
+        let (mut next_run, mut next_key) = (0u64, 0u64);
+        for step in 0..300 {
+            match rng.below(10) {
+                0..6 => {
+                    // A flush: new keys, and some updates of keys in older runs.
+                    let n = rng.below(400) + 1;
+                    let mut keys: Vec<u64> = (next_key..next_key + n).collect();
+                    next_key += n;
+                    let old: Vec<u64> = model.values().flatten().copied().collect();
+                    for _ in 0..rng.below(20) {
+                        if !old.is_empty() {
+                            keys.push(old[rng.below(old.len() as u64) as usize]);
+                        }
+                    }
+                    keys.sort_unstable();
+                    keys.dedup();
+                    if order.len() == MAX_RUNS {
+                        continue;
+                    }
+                    let hashes: Vec<KeyHash> = keys.iter().map(|&k| h(k)).collect();
+                    index.add_run(next_run, &hashes).unwrap();
+                    model.insert(next_run, keys);
+                    order.insert(0, next_run);
+                    next_run += 1;
+                }
+                6..9 if order.len() >= 2 => {
+                    // A compaction of 2..4 adjacent runs, dropping a tenth of their keys.
+                    let k = (rng.below(3) + 2).min(order.len() as u64) as usize;
+                    let at = rng.below((order.len() - k + 1) as u64) as usize;
+                    let merged: Vec<u64> = order[at..at + k].to_vec();
+                    let mut keys: Vec<u64> = merged.iter().flat_map(|r| model[r].clone()).collect();
+                    keys.sort_unstable();
+                    keys.dedup();
+                    keys.retain(|_| rng.below(10) != 0);
+                    let hashes: Vec<KeyHash> = keys.iter().map(|&k| h(k)).collect();
+                    index.compact(&merged, next_run, &hashes).unwrap();
+                    for r in &merged {
+                        model.remove(r);
+                    }
+                    model.insert(next_run, keys);
+                    order.splice(at..at + k, [next_run]);
+                    next_run += 1;
+                }
+                _ if !order.is_empty() => {
+                    let r = order.remove(rng.below(order.len() as u64) as usize);
+                    assert!(index.drop_run(r));
+                    model.remove(&r);
+                }
+                _ => {}
+            }
+            assert_eq!(index.runs(), &order[..], "step {step}");
+            // What compactions dropped and drops removed is swept out: no more entries than
+            // the model's (keys sharing an entry make fewer).
+            let entries: usize = model.values().map(Vec::len).sum();
+            assert!(
+                index.len() <= entries,
+                "step {step}: {} entries for {entries}",
+                index.len()
+            );
+            for (r, keys) in &model {
+                for &k in keys {
+                    let got: Vec<u64> = index.runs_for_hash(h(k)).collect();
+                    assert!(
+                        got.contains(r),
+                        "step {step}: key {k} of run {r} not found: {got:?}"
+                    );
+                    // Newest first.
+                    let pos: Vec<usize> = got
+                        .iter()
+                        .map(|x| order.iter().position(|y| y == x).unwrap())
+                        .collect();
+                    assert!(pos.windows(2).all(|w| w[0] < w[1]), "step {step}: {pos:?}");
+                }
+            }
+        }
+        // Absent keys get a run at most at about the bound.
+        let absent = (0..20_000u64)
+            .filter(|&i| !index.runs_for_hash(h(i + (1 << 40))).is_empty())
+            .count();
+        let rate = absent as f64 / 20_000.0;
+        assert!(
+            rate <= index.expected_fpr() * 1.5 + 0.001,
+            "{rate} against {}",
+            index.expected_fpr()
+        );
+    }
+}
