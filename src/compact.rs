@@ -182,7 +182,7 @@ fn buckets_of(layout: &Geometry, body: &[u8], even_only: bool) -> Result<u64> {
         .bucket_bits(layout.bucket_size(), layout.fp_bits());
     let m = body.len() as u64 * 8 / bucket_bits;
     let m = if even_only { m - m % 2 } else { m };
-    let limit = if m % 2 == 0 {
+    let limit = if m.is_multiple_of(2) {
         MAX_BUCKETS
     } else {
         MAX_BUCKETS / 2 - 1
@@ -403,10 +403,9 @@ fn contains_v2_default(block: &[u8], h: KeyHash) -> Option<bool> {
     let m = len * 8 / DEFAULT_BUCKET_BITS;
     // 36-bit buckets: an even m ends on a byte, an odd one leaves 4 bits of the last byte 0.
     let ok_len = len == 0
-        || (m >= 2
-            && m < MAX_BUCKETS / 2
+        || ((2..MAX_BUCKETS / 2).contains(&m)
             && (m * DEFAULT_BUCKET_BITS).div_ceil(8) == len
-            && (m % 2 == 0 || body.last().is_some_and(|&last| last >> 4 == 0)));
+            && (m.is_multiple_of(2) || body.last().is_some_and(|&last| last >> 4 == 0)));
     if !(ok_check && ok_len) {
         return None;
     }
@@ -487,7 +486,7 @@ impl CompactFilter {
         table.bytes_mut()[..p.body.len()].copy_from_slice(p.body);
         let len = table::scan(&stored, table.bytes())
             .map_err(|reason| Error::corrupt("compact buckets", reason))?;
-        if p.m % 2 == 0 {
+        if p.m.is_multiple_of(2) {
             return Ok(CompactFilter {
                 geo: stored,
                 seed: p.seed,

@@ -30,7 +30,7 @@ fn v1_of(v2: &[u8]) -> Vec<u8> {
     };
     let r = spec::read_compact(v2).unwrap();
     assert!(
-        r.level.as_ref().is_none_or(|l| l.m % 2 == 0),
+        r.level.as_ref().is_none_or(|l| l.m.is_multiple_of(2)),
         "an odd bucket count"
     );
     let mut out = vec![0xC1, layout, f, v2[1] & 0x07];

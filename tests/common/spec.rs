@@ -1058,7 +1058,11 @@ fn read_compact_v2(block: &[u8]) -> Result<Compact<'_>, String> {
     }
     let bucket_bits = if encoding == 2 { 4 * f - 4 } else { b * f };
     let m = 8 * l / bucket_bits;
-    let limit = if m % 2 == 0 { 1 << 32 } else { (1 << 31) - 1 };
+    let limit = if m.is_multiple_of(2) {
+        1 << 32
+    } else {
+        (1 << 31) - 1
+    };
     if !(2..=limit).contains(&m) || (m * bucket_bits).div_ceil(8) != l {
         return Err(corrupt("compact length"));
     }
