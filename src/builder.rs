@@ -124,11 +124,11 @@ impl FilterBuilder {
         self.hashes.is_empty()
     }
 
-    /// The filter as a compact block (FORMAT.md §11): 4 bytes of header and exactly its
-    /// buckets, for a block whose integrity its container checks — the filter of one data
-    /// block in LevelDB, say. Up to 4096 distinct keys, the keys are placed by an exact
-    /// matching in the fewest (even number of) buckets that hold them, about
-    /// `bucket_bits / bucket_size` bits a key (9 at the default 1 %); more keys are placed as
+    /// The filter as a compact block (FORMAT.md §11, version 2: §11.5): 2 bytes of header at
+    /// the default layout and exactly its buckets, for a block whose integrity its container
+    /// checks — the filter of one data block in LevelDB, say. Up to 4096 distinct keys, the
+    /// keys are placed by an exact matching in the fewest buckets (any count) that hold
+    /// them, about `bucket_bits / bucket_size` bits a key (9 at the default 1 %); more keys are placed as
     /// [`finish`](Self::finish) places them. Read it with [`CompactFilter`](crate::CompactFilter).
     ///
     /// Compact blocks name their seed by an index (the default seed and the builder's retries
@@ -141,7 +141,7 @@ impl FilterBuilder {
     ///     b.add_key(&k.to_le_bytes());
     /// }
     /// let block = b.finish_compact()?;
-    /// assert_eq!(block.len(), 4 + 26 * 36 / 8); // 26 buckets of 4 × 9 bits: 9.4 bits a key
+    /// assert_eq!(block.len(), 2 + 25 * 36 / 8 + 1); // 25 buckets of 4 × 9 bits: 9.2 bits a key
     /// assert!(CompactFilter::block_contains(&block, &42u32.to_le_bytes())?);
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```

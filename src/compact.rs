@@ -1,35 +1,54 @@
-//! Compact filter blocks (FORMAT.md §11): a filter of any size, from 0 keys up, in four bytes
-//! of header and exactly its buckets, for a block its container already checksums — the
-//! filter of one data block in LevelDB, say, where a 40-key filter's buckets take 45 bytes and
-//! a full file's header, level table and checksums would take 200 more.
+//! Compact filter blocks (FORMAT.md §11): a filter of any size, from 0 keys up, in two bytes
+//! of header (version 2, §11.5; version 1 had four) and exactly its buckets, for a block its
+//! container already checksums — the filter of one data block in LevelDB, say, where a 36-key
+//! filter's buckets take 41 bytes and a full file's header, level table and checksums would
+//! take 200 more.
 //!
-//! The buckets are the classic level's (FORMAT.md §2.1, §3), so lookups run through the same
-//! kernels as [`FilterRef`]'s. The block stores no padding, which a bucket's wide loads read
-//! past: a [`CompactFilter`] copies the buckets into a zero-padded region once; the one-shot
-//! lookup copies only the bytes of its two buckets into a small padded window, so that it
-//! costs the same on a block of any size.
+//! The buckets are the classic level's (FORMAT.md §2.1, §3); an odd bucket count derives over
+//! twice as many and halves, so an owned [`CompactFilter`] reads every block through the same
+//! kernels as [`FilterRef`]'s, from a zero-padded copy. The one-shot lookup reads a block of
+//! the default layout in place (one unaligned load a bucket, no copy), and other layouts by
+//! copying only the bytes of its two buckets into a small padded window, so that it costs the
+//! same on a block of any size.
 
 use crate::config::{Config, DEFAULT_SEED};
 use crate::error::{Error, Result};
-use crate::hash::{self, KeyHash};
+use crate::hash::{self, KeyHash, Slot};
 use crate::table::raw::Region;
 use crate::table::{self, Codec, Encoding, Geometry, TableBuf, kernel, semi, with_codec};
 use crate::view::FilterRef;
 
-/// The first byte of a compact block: `0xC` in the high nibble marks a compact block (a full
-/// filter file starts with `C`, 0x43), the low nibble is its version.
+/// The first byte of a version-1 compact block: `0xC` in the high nibble marks a compact block
+/// (a full filter file starts with `C`, 0x43), the low nibble is its version.
 pub(crate) const MAGIC: u8 = 0xC1;
-/// The version in [`MAGIC`]'s low nibble.
-const VERSION: u8 = MAGIC & 0x0F;
-/// Bytes before the buckets: magic, layout, width, seed index.
+/// The first byte of a version-2 compact block (FORMAT.md §11.5), the one writers make.
+pub(crate) const MAGIC_V2: u8 = 0xC2;
+/// The newest compact version, the one [`MAGIC_V2`] names.
+const VERSION: u8 = MAGIC_V2 & 0x0F;
+/// Bytes before the buckets of a version-1 block: magic, layout, width, seed index.
 pub(crate) const HEADER_LEN: usize = 4;
+/// Bytes before the buckets of a version-2 block of the default layout: magic, then the seed
+/// index, the layout flag and the check in one byte.
+pub(crate) const HEADER_LEN_V2: usize = 2;
+/// Bytes before the buckets of a version-2 block that names its layout (flag set): the two
+/// above, then the layout and width bytes of version 1.
+pub(crate) const HEADER_LEN_V2_LAYOUT: usize = 4;
+/// Bit 3 of a version-2 block's second byte: the layout is named in bytes 2 and 3.
+const V2_LAYOUT_FLAG: u8 = 0x08;
+/// The layout a version-2 block without [`V2_LAYOUT_FLAG`] has: the crate's default at the 1 %
+/// default (semi-sorted buckets of 4, 10-bit fingerprints, 36 bits a bucket).
+const V2_DEFAULT: (Encoding, u32, u32) = (Encoding::SemiSorted, 4, 10);
+/// Bits of a bucket of [`V2_DEFAULT`].
+const DEFAULT_BUCKET_BITS: u64 = 36;
+/// The seed indices a version-2 block can name (bits 0 to 2 of its second byte).
+pub(crate) const V2_SEED_INDICES: u8 = 8;
 /// The step between the seeds a compact block can name: seed `k` is
 /// `DEFAULT_SEED + k · SEED_STEP (mod 2^64)`, the seeds the builder's retries use.
 pub(crate) const SEED_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
-/// The seed indices a compact block may name, `0 .. SEED_INDICES`: every index a writer makes
-/// ([`build_exact`] tries 16 a size, [`FilterBuilder::finish`](crate::FilterBuilder::finish)
-/// retries 12), so that a damaged index of 16 or more is refused rather than read with the
-/// wrong seed (FORMAT.md §11.2, step 5).
+/// The seed indices a version-1 block may name, `0 .. SEED_INDICES`: every index a writer made
+/// (16 a size in the exact search, 12 retries in
+/// [`FilterBuilder::finish`](crate::FilterBuilder::finish)), so that a damaged index of 16 or
+/// more is refused rather than read with the wrong seed (FORMAT.md §11.2, step 5).
 pub(crate) const SEED_INDICES: u8 = 16;
 /// Bytes of the window a one-shot lookup reads its two buckets from: two groups of at most 32
 /// bytes (see [`contains_in_place`]) and the 16 bytes of slack, in whole cache lines.
@@ -40,6 +59,9 @@ const WINDOW: usize = 128;
 pub(crate) const EXACT_MAX: usize = 4096;
 /// Up to this many distinct keys, compact blocks start from the fewest buckets that hold them.
 const EXACT_FULL: u64 = 128;
+/// The most buckets a block may have: an even count up to 2^32 (the classic derivation's
+/// range); an odd one is derived over twice as many, so below 2^31.
+const MAX_BUCKETS: u64 = 1 << 32;
 
 /// The seed that seed index `k` names.
 pub(crate) const fn seed_of(k: u8) -> u64 {
@@ -51,44 +73,78 @@ pub(crate) fn seed_index(seed: u64) -> Option<u8> {
     (0..SEED_INDICES).find(|&k| seed_of(k) == seed)
 }
 
+/// A key's buckets and fingerprint in a compact block of `m ≥ 2` buckets (FORMAT.md §11.5):
+/// for an even `m` the classic derivation (§2.1); for an odd `m` the classic derivation over
+/// `2m` buckets with both buckets halved, so that the two can be one bucket (about one key in
+/// `m`). Version 1 has even counts only, so this serves both versions.
+#[inline(always)]
+pub(crate) fn locate(seeded: u64, m: u64, f: u32) -> Slot {
+    let odd = m & 1;
+    let s = hash::locate(seeded, m << odd, f);
+    Slot {
+        i1: s.i1 >> odd,
+        i2: s.i2 >> odd,
+        ..s
+    }
+}
+
+/// The 4-bit check of a version-2 block (FORMAT.md §11.5): the top four bits of `fmix64` of
+/// the block's length rotated by 32 bits, XOR its header bytes with the check's own bits 0 —
+/// `b0 | (b1 & 0x0F) << 8 | b2 << 16 | b3 << 24` (`b2`, `b3` 0 for a 2-byte header).
+#[inline(always)]
+fn check_of(block_len: u64, header_word: u32) -> u8 {
+    (hash::fmix64(block_len.rotate_left(32) ^ u64::from(header_word)) >> 60) as u8
+}
+
 /// What a compact block's header says, checked against its length.
 #[derive(Clone, Copy, Debug)]
 struct Parsed<'a> {
-    /// The geometry of the buckets; 2 empty buckets for a block without any.
-    geo: Geometry,
+    /// The layout: a geometry of 2 buckets with the block's bucket size, width and encoding.
+    layout: Geometry,
+    /// The number of buckets stored, 0 for an empty filter.
+    m: u64,
     seed: u64,
     /// The buckets as stored: `ceil(m · bucket_bits / 8)` bytes, none for an empty filter.
     body: &'a [u8],
 }
 
-/// Reads a compact block's header (FORMAT.md §11.2's checks 1 to 6, in order).
-fn parse(block: &[u8]) -> Result<Parsed<'_>> {
-    if block.len() < HEADER_LEN {
-        return Err(Error::Truncated {
-            expected: HEADER_LEN as u64,
-            found: block.len() as u64,
-        });
+/// The error for a block of `found` bytes that needs `expected`.
+fn truncated(expected: usize, found: usize) -> Error {
+    Error::Truncated {
+        expected: expected as u64,
+        found: found as u64,
     }
-    if block[0] >> 4 != MAGIC >> 4 {
+}
+
+/// Reads a compact block's header, of either version (FORMAT.md §11.2 and §11.5).
+fn parse(block: &[u8]) -> Result<Parsed<'_>> {
+    let Some(&first) = block.first() else {
+        return Err(truncated(HEADER_LEN_V2, 0));
+    };
+    if first >> 4 != MAGIC >> 4 {
         let mut found = [0u8; 8];
         let n = block.len().min(8);
         found[..n].copy_from_slice(&block[..n]);
         return Err(Error::BadMagic { found });
     }
-    if block[0] & 0x0F == 0 {
+    match first & 0x0F {
         // Never written, so not a newer writer's block: damage, as file version 0 is (§7).
-        return Err(Error::corrupt(
+        0 => Err(Error::corrupt(
             "compact version",
             "0 was never written (compact versions start at 1)",
-        ));
-    }
-    if block[0] & 0x0F != VERSION {
-        return Err(Error::UnsupportedVersion {
-            found: u32::from(block[0] & 0x0F),
+        )),
+        1 => parse_v1(block),
+        2 => parse_v2(block),
+        v => Err(Error::UnsupportedVersion {
+            found: u32::from(v),
             supported: u32::from(VERSION),
-        });
+        }),
     }
-    let layout = block[1];
+}
+
+/// The layout a layout byte and a width byte name (FORMAT.md §11.2's checks 3 and 4), as a
+/// geometry of 2 buckets.
+fn layout_of(layout: u8, f: u8) -> Result<Geometry> {
     if layout & 0xF0 != 0 {
         return Err(Error::corrupt(
             "compact layout",
@@ -108,49 +164,39 @@ fn parse(block: &[u8]) -> Result<Parsed<'_>> {
             "bucket size code 0 (one slot a bucket) is not supported; 1, 2, 3 for 2, 4, 8",
         ));
     }
-    let (b, f) = (1u32 << log2_b, u32::from(block[2]));
-    let layout_error = |e: Error| match e {
+    Geometry::new(2, 1u32 << log2_b, u32::from(f), encoding).map_err(|e| match e {
         Error::InvalidConfig { reason, .. } => Error::corrupt("compact fingerprint_bits", reason),
         other => other,
-    };
-    let body = &block[HEADER_LEN..];
-    // The layout is checked with the smallest table first, so that its error is the layout's.
-    let smallest = Geometry::new(2, b, f, encoding).map_err(layout_error)?;
-    if block[3] >= SEED_INDICES {
-        return Err(Error::corrupt(
-            "compact seed_index",
-            format!(
-                "{} is not one a writer makes (0 to {})",
-                block[3],
-                SEED_INDICES - 1
-            ),
-        ));
-    }
-    let seed = seed_of(block[3]);
+    })
+}
+
+/// The number of buckets `L` bytes of buckets of `layout` hold, 0 for `L = 0`, if `L` is a
+/// length a writer makes: `ceil(m · bucket_bits / 8) = L` for an `m ≥ 2` (even for version 1),
+/// the bits of the last byte after the last bucket 0 (FORMAT.md §11.1, §11.5).
+fn buckets_of(layout: &Geometry, body: &[u8], even_only: bool) -> Result<u64> {
     if body.is_empty() {
-        return Ok(Parsed {
-            geo: smallest,
-            seed,
-            body,
-        });
+        return Ok(0);
     }
-    let bucket_bits = encoding.bucket_bits(b, f);
-    let bits = body.len() as u64 * 8;
-    let m = bits / bucket_bits;
-    let m = m - m % 2;
-    if m < 2 || (m * bucket_bits).div_ceil(8) != body.len() as u64 {
+    let bucket_bits = layout
+        .encoding()
+        .bucket_bits(layout.bucket_size(), layout.fp_bits());
+    let m = body.len() as u64 * 8 / bucket_bits;
+    let m = if even_only { m - m % 2 } else { m };
+    let limit = if m.is_multiple_of(2) {
+        MAX_BUCKETS
+    } else {
+        MAX_BUCKETS / 2 - 1
+    };
+    if m < 2 || m > limit || (m * bucket_bits).div_ceil(8) != body.len() as u64 {
+        let what = if even_only { "an even" } else { "an" };
         return Err(Error::corrupt(
             "compact length",
             format!(
-                "{} bytes of buckets is not ceil(m · {bucket_bits} / 8) for an even m ≥ 2",
+                "{} bytes of buckets is not ceil(m · {bucket_bits} / 8) for {what} m ≥ 2",
                 body.len()
             ),
         ));
     }
-    let geo = Geometry::new(m, b, f, encoding).map_err(|e| match e {
-        Error::InvalidConfig { reason, .. } => Error::corrupt("compact length", reason),
-        other => other,
-    })?;
     // A writer leaves the bits after the last bucket 0: set, they are another length's bucket
     // bits (a block cut or extended to a length that holds a whole number of buckets).
     let tail = (m * bucket_bits) % 8;
@@ -163,7 +209,79 @@ fn parse(block: &[u8]) -> Result<Parsed<'_>> {
             ),
         ));
     }
-    Ok(Parsed { geo, seed, body })
+    Ok(m)
+}
+
+/// Reads a version-1 block's header (FORMAT.md §11.2's checks 1 to 6, in order).
+fn parse_v1(block: &[u8]) -> Result<Parsed<'_>> {
+    if block.len() < HEADER_LEN {
+        return Err(truncated(HEADER_LEN, block.len()));
+    }
+    let layout = layout_of(block[1], block[2])?;
+    if block[3] >= SEED_INDICES {
+        return Err(Error::corrupt(
+            "compact seed_index",
+            format!(
+                "{} is not one a writer makes (0 to {})",
+                block[3],
+                SEED_INDICES - 1
+            ),
+        ));
+    }
+    let body = &block[HEADER_LEN..];
+    let m = buckets_of(&layout, body, true)?;
+    Ok(Parsed {
+        layout,
+        m,
+        seed: seed_of(block[3]),
+        body,
+    })
+}
+
+/// Reads a version-2 block's header (FORMAT.md §11.5's checks, in order).
+fn parse_v2(block: &[u8]) -> Result<Parsed<'_>> {
+    let Some(&b1) = block.get(1) else {
+        return Err(truncated(HEADER_LEN_V2, block.len()));
+    };
+    let named = b1 & V2_LAYOUT_FLAG != 0;
+    let header_len = if named {
+        HEADER_LEN_V2_LAYOUT
+    } else {
+        HEADER_LEN_V2
+    };
+    let Some(header) = block.get(..header_len) else {
+        return Err(truncated(header_len, block.len()));
+    };
+    let mut word = u32::from(header[0]) | u32::from(b1 & 0x0F) << 8;
+    if let [_, _, layout, f] = *header {
+        word |= u32::from(layout) << 16 | u32::from(f) << 24;
+    }
+    let check = check_of(block.len() as u64, word);
+    if b1 >> 4 != check {
+        return Err(Error::corrupt(
+            "compact check",
+            format!(
+                "the header's check is {:#x}, its header and length give {check:#x}: the block \
+                 is damaged, cut or extended",
+                b1 >> 4
+            ),
+        ));
+    }
+    let layout = match *header {
+        [_, _, layout, f] => layout_of(layout, f)?,
+        _ => {
+            let (e, b, f) = V2_DEFAULT;
+            Geometry::new(2, b, f, e)?
+        }
+    };
+    let body = &block[header_len..];
+    let m = buckets_of(&layout, body, false)?;
+    Ok(Parsed {
+        layout,
+        m,
+        seed: seed_of(b1 & 0x07),
+        body,
+    })
 }
 
 /// Whether the key of hash `h` may be in the parsed, nonempty block, read in place: each of
@@ -173,10 +291,11 @@ fn parse(block: &[u8]) -> Result<Parsed<'_>> {
 /// probes at the buckets' places in their groups. The same answer as a probe of the whole
 /// region (a bucket's bits decide it), at the cost of a few dozen bytes whatever the block's
 /// size. A semi-sorted bucket whose index is past the last code answers "maybe" (§11.2): the
-/// block is damaged there, and what the bucket held cannot be told.
+/// block is damaged there, and what the bucket held cannot be told. (The default layout takes
+/// [`contains_default`] instead, which copies nothing.)
 fn contains_in_place(p: &Parsed<'_>, h: KeyHash) -> bool {
-    let geo = &p.geo;
-    let s = hash::locate(hash::seeded(h, p.seed), geo.num_buckets(), geo.fp_bits());
+    let geo = &p.layout;
+    let s = locate(hash::seeded(h, p.seed), p.m, geo.fp_bits());
     let bucket_bits = geo.encoding().bucket_bits(geo.bucket_size(), geo.fp_bits());
     let g = 8u64 >> bucket_bits.trailing_zeros().min(3);
     let group = (g * bucket_bits / 8) as usize;
@@ -210,6 +329,89 @@ fn contains_in_place(p: &Parsed<'_>, h: KeyHash) -> bool {
     kernel::contains(&window_geo, region, j1, j2, s.fp)
 }
 
+/// The 64 bits of `body` from bit `pos` on (bits past the end read as 0), shifted so that bit
+/// `pos` is bit 0: one unaligned little-endian load where 8 bytes remain, a zero-filled copy
+/// of the last few otherwise. Safe code: the slice's own bounds check is the only one.
+#[inline(always)]
+fn bits_at(body: &[u8], pos: u64) -> u64 {
+    let at = (pos >> 3) as usize;
+    let word = match body.get(at..at + 8) {
+        Some(eight) => u64::from_le_bytes(eight.try_into().unwrap_or([0; 8])),
+        None => tail_word(body, at),
+    };
+    word >> (pos & 7)
+}
+
+/// The bytes of `body` from `at` on, fewer than 8, zero-extended to a little-endian word.
+#[cold]
+fn tail_word(body: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    let rest = body.get(at..).unwrap_or_default();
+    w[..rest.len().min(8)].copy_from_slice(&rest[..rest.len().min(8)]);
+    u64::from_le_bytes(w)
+}
+
+/// `0b000001_000001_000001_000001`: a 6-bit value in each of the four low-part fields of a
+/// default-layout bucket.
+const LOW_ONES: u64 = 0x41041;
+
+/// Which of the four slots of the default-layout bucket `w` (its 36 bits in the low bits) hold
+/// fingerprint `fp`, one bit a slot; and whether the bucket's index is past the last code.
+#[inline(always)]
+fn default_matches(w: u64, fp: u32) -> (u32, bool) {
+    let index = w & 0xFFF;
+    // The low parts equal to fp's low 6 bits are the fields the XOR makes 0: four compares,
+    // which the compiler keeps free of branches.
+    let x = (w >> semi::INDEX_BITS) ^ (u64::from(fp & 0x3F) * LOW_ONES);
+    let mut lows = 0u32;
+    for k in 0..4 {
+        lows |= u32::from((x >> (6 * k)) & 0x3F == 0) << k;
+    }
+    let nibble = u64::from(fp >> 6);
+    let slots = ((semi::SLOTS_WITH[index as usize] >> (4 * nibble)) & 0xF) as u32;
+    (slots & lows, index >= semi::COMBINATIONS as u64)
+}
+
+/// The one-shot lookup in a block of the default layout (semi-sorted, `b` = 4, `f` = 10) whose
+/// `m ≥ 2` buckets are `body`: both buckets read in place, one load each, nothing copied. A
+/// bucket whose index is past the last code answers "maybe", as [`contains_in_place`] does.
+#[inline(always)]
+fn contains_default(body: &[u8], m: u64, seed: u64, h: KeyHash) -> bool {
+    let s = locate(hash::seeded(h, seed), m, 10);
+    let w1 = bits_at(body, s.i1 * DEFAULT_BUCKET_BITS);
+    let w2 = bits_at(body, s.i2 * DEFAULT_BUCKET_BITS);
+    let (a, past_a) = default_matches(w1, s.fp);
+    let (b, past_b) = default_matches(w2, s.fp);
+    (a | b) != 0 || past_a || past_b
+}
+
+/// The one-shot lookup's fast path for a version-2 block of the default layout: the header's
+/// one flag decides the layout, and the length and check are tested without building errors.
+/// `None` for any other block, or one that fails a check (then [`parse`] gives the error).
+#[inline(always)]
+fn contains_v2_default(block: &[u8], h: KeyHash) -> Option<bool> {
+    let (&[b0, b1], body) = block.split_first_chunk::<2>()?;
+    if b0 != MAGIC_V2 || b1 & V2_LAYOUT_FLAG != 0 {
+        return None;
+    }
+    let ok_check = b1 >> 4
+        == check_of(
+            block.len() as u64,
+            u32::from(b0) | u32::from(b1 & 0x0F) << 8,
+        );
+    let len = body.len() as u64;
+    let m = len * 8 / DEFAULT_BUCKET_BITS;
+    // 36-bit buckets: an even m ends on a byte, an odd one leaves 4 bits of the last byte 0.
+    let ok_len = len == 0
+        || ((2..MAX_BUCKETS / 2).contains(&m)
+            && (m * DEFAULT_BUCKET_BITS).div_ceil(8) == len
+            && (m.is_multiple_of(2) || body.last().is_some_and(|&last| last >> 4 == 0)));
+    if !(ok_check && ok_len) {
+        return None;
+    }
+    Some(len != 0 && contains_default(body, m, seed_of(b1 & 0x07), h))
+}
+
 /// Asks for the lines of both groups of `group` bytes at `starts` at once, so that in a block
 /// larger than the caches their two misses overlap each other and the work before the copy.
 #[inline(always)]
@@ -230,9 +432,10 @@ fn past_last_code(region: Region<'_>, pos: u64) -> bool {
 /// region once, then read through the same [`FilterRef`] kernels as every other filter.
 ///
 /// A compact block is what [`FilterBuilder::finish_compact`](crate::FilterBuilder::finish_compact)
-/// returns: a filter of any size, 0 keys included, in 4 bytes of header and exactly its
-/// buckets, for a block whose integrity its container checks (it carries no checksum of its
-/// own). For a one-off lookup in a block (what a LevelDB filter policy does for each read),
+/// returns: a filter of any size, 0 keys included, in 2 bytes of header (4 for a layout other
+/// than the default) and exactly its buckets, for a block whose integrity its container checks
+/// (it carries a check over its header and length, no checksum of its buckets). For a one-off
+/// lookup in a block (what a LevelDB filter policy does for each read),
 /// [`block_contains`](Self::block_contains) answers without keeping anything.
 ///
 /// ```
@@ -242,7 +445,7 @@ fn past_last_code(region: Region<'_>, pos: u64) -> bool {
 ///     b.add_key(&k.to_le_bytes());
 /// }
 /// let block = b.finish_compact()?;
-/// assert!(block.len() <= 4 + 40 * 10 / 8); // under 10 bits a key, header included
+/// assert!(block.len() <= 1 + 40 * 10 / 8); // less than Bloom's 10 bits a key and its byte
 ///
 /// let f = CompactFilter::from_bytes(&block)?;
 /// assert!((0..40u32).all(|k| f.contains(&k.to_le_bytes())));
@@ -271,45 +474,80 @@ impl CompactFilter {
     /// ```
     pub fn from_bytes(block: &[u8]) -> Result<CompactFilter> {
         let p = parse(block)?;
-        let mut table = TableBuf::zeroed(p.geo.table_bytes())?;
+        let (b, f, e) = (
+            p.layout.bucket_size(),
+            p.layout.fp_bits(),
+            p.layout.encoding(),
+        );
+        // The buckets in a table of the next even count (an odd m's last bucket empty),
+        // checked (§11.2 step 7) and counted there.
+        let stored = Geometry::new((p.m + p.m % 2).max(2), b, f, e)?;
+        let mut table = TableBuf::zeroed(stored.table_bytes())?;
         table.bytes_mut()[..p.body.len()].copy_from_slice(p.body);
-        let len = table::scan(&p.geo, table.bytes())
+        let len = table::scan(&stored, table.bytes())
             .map_err(|reason| Error::corrupt("compact buckets", reason))?;
+        if p.m.is_multiple_of(2) {
+            return Ok(CompactFilter {
+                geo: stored,
+                seed: p.seed,
+                len,
+                block_len: block.len(),
+                table,
+            });
+        }
+        // An odd m derives over 2m buckets and halves (FORMAT.md §11.5): bucket j of the block
+        // is buckets 2j and 2j + 1 of a classic table of 2m, which the classic kernels read
+        // with the same answers.
+        let geo = Geometry::new(2 * p.m, b, f, e)?;
+        let mut wide = TableBuf::zeroed(geo.table_bytes())?;
+        let (from, to) = (table.bytes(), wide.bytes_mut());
+        with_codec!(stored.layout(), c => {
+            for j in 0..p.m {
+                let slots = c.read(from, j);
+                c.store_all(to, 2 * j, &slots);
+                c.store_all(to, 2 * j + 1, &slots);
+            }
+        });
         Ok(CompactFilter {
-            geo: p.geo,
+            geo,
             seed: p.seed,
             len,
             block_len: block.len(),
-            table,
+            table: wide,
         })
     }
 
-    /// Whether the key may be in the compact block `block`, from its bytes alone: its header and
-    /// length are checked (FORMAT.md §11.2, steps 1 to 6), its buckets are not (the container
-    /// checked the block; any bytes are read safely). For one lookup per block, as a filter
-    /// policy makes; keep a [`CompactFilter`] to ask one block many times.
+    /// Whether the key may be in the compact block `block` (version 1 or 2), from its bytes
+    /// alone: its header, its check and its length are checked (FORMAT.md §11.2 steps 1 to 6,
+    /// §11.5 steps 1 to 5), its buckets are not (the container checked the block; any bytes are
+    /// read safely). For one lookup per block, as a filter policy makes; keep a
+    /// [`CompactFilter`] to ask one block many times.
     ///
     /// It reads the key's two buckets where they lie and copies nothing else, so a lookup costs
-    /// the same on a block of any size (FORMAT.md §11.2 has the measurements). A semi-sorted
-    /// bucket whose index is past the last code, which no writer makes, answers `true`
-    /// ("maybe"). Other damage that keeps to the format's rules — a changed seed index, flipped
-    /// bucket bits, a cut to another whole number of buckets — is read as it is and can answer
-    /// `false` for a key that was added: version 1 carries no check value (FORMAT.md §11.2 lists
-    /// what [`from_bytes`](Self::from_bytes) catches and what nothing can).
+    /// the same on a block of any size. A semi-sorted bucket whose index is past the last code,
+    /// which no writer makes, answers `true` ("maybe"). A version-2 block whose header or
+    /// length was damaged is refused (`Err`: a filter policy reads the table) unless its 4-bit
+    /// check agrees by chance, about 1 in 16. Damaged bucket bits, and in version 1 a changed
+    /// seed index or a cut to another whole number of buckets, are read as they are and can
+    /// answer `false` for a key that was added (FORMAT.md §11.2 and §11.5 list what
+    /// [`from_bytes`](Self::from_bytes) catches and what nothing can).
     ///
     /// ```
     /// use cuckoo_sst::{CompactFilter, Config, FilterBuilder};
     /// let empty = FilterBuilder::new(Config::new(0)).finish_compact()?;
-    /// assert_eq!(empty.len(), 4); // the header alone
+    /// assert_eq!(empty.len(), 2); // the header alone
     /// assert!(!CompactFilter::block_contains(&empty, b"anything")?);
     ///
     /// // Two semi-sorted buckets whose indices (0xFFF) are past the last code: "maybe".
     /// let mut one = FilterBuilder::new(Config::new(0));
     /// one.add_key(b"k");
     /// let mut damaged = one.finish_compact()?;
-    /// damaged[4..].fill(0xFF);
+    /// damaged[2..].fill(0xFF);
     /// assert!(CompactFilter::from_bytes(&damaged).is_err());
     /// assert!(CompactFilter::block_contains(&damaged, b"anything")?);
+    ///
+    /// // A block cut short: its check no longer matches its length.
+    /// assert!(CompactFilter::block_contains(&damaged[..5], b"anything").is_err());
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn block_contains(block: &[u8], key: &[u8]) -> Result<bool> {
@@ -327,18 +565,36 @@ impl CompactFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn block_contains_hash(block: &[u8], h: KeyHash) -> Result<bool> {
+        if let Some(answer) = contains_v2_default(block, h) {
+            return Ok(answer);
+        }
         let p = parse(block)?;
-        if p.body.is_empty() {
+        if p.m == 0 {
             return Ok(false);
+        }
+        let (e, b, f) = V2_DEFAULT;
+        let l = &p.layout;
+        if (l.encoding(), l.bucket_size(), l.fp_bits()) == (e, b, f) {
+            return Ok(contains_default(p.body, p.m, p.seed, h));
         }
         Ok(contains_in_place(&p, h))
     }
 
-    /// The view every lookup goes through.
+    /// The view every lookup goes through: a classic table with the block's answers. A block
+    /// of an odd number of buckets `m` is viewed as the classic table of `2m` buckets it derives
+    /// over, each of its buckets twice (FORMAT.md §11.5), so the view's bucket count is `2m`
+    /// and its length the block's key count.
     ///
     /// ```
-    /// let f = cuckoo_sst::CompactFilter::from_bytes(&[0xC1, 0x0A, 10, 0])?; // empty
+    /// let f = cuckoo_sst::CompactFilter::from_bytes(&[0xC1, 0x0A, 10, 0])?; // empty, version 1
     /// assert!(f.as_filter_ref().is_empty());
+    /// let mut b = cuckoo_sst::FilterBuilder::new(cuckoo_sst::Config::new(0));
+    /// for k in 0..9u32 {
+    ///     b.add_key(&k.to_le_bytes()); // 3 buckets
+    /// }
+    /// let f = cuckoo_sst::CompactFilter::from_bytes(&b.finish_compact()?)?;
+    /// assert_eq!((f.as_filter_ref().num_buckets(), f.len()), (6, 9));
+    /// assert!(f.as_filter_ref().contains(&4u32.to_le_bytes()));
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn as_filter_ref(&self) -> FilterRef<'_> {
@@ -437,8 +693,8 @@ impl std::fmt::Debug for CompactFilter {
     }
 }
 
-/// The header of a compact block for geometry `geo` and seed index `k`.
-fn header(geo: &Geometry, k: u8) -> [u8; HEADER_LEN] {
+/// The header of a version-1 compact block for geometry `geo` and seed index `k`.
+fn header_v1(geo: &Geometry, k: u8) -> [u8; HEADER_LEN] {
     let log2_b = geo.bucket_size().trailing_zeros() as u8;
     [
         MAGIC,
@@ -448,67 +704,118 @@ fn header(geo: &Geometry, k: u8) -> [u8; HEADER_LEN] {
     ]
 }
 
-/// The compact block of a table: its header and the bytes that hold buckets.
-pub(crate) fn encode(geo: &Geometry, k: u8, table: &[u8], len: u64) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER_LEN + geo.used_bytes());
-    out.extend_from_slice(&header(geo, k));
-    if len > 0 {
-        out.extend_from_slice(&table[..geo.used_bytes()]);
+/// A version-2 compact block (FORMAT.md §11.5) of the layout of `geo`, seed index `k` (below
+/// [`V2_SEED_INDICES`]) and the bytes `buckets` that hold its buckets (none for an empty
+/// filter): the header, its check over the header and the block's length, and the buckets.
+fn encode_v2(geo: &Geometry, k: u8, buckets: &[u8]) -> Vec<u8> {
+    let (e, b, f) = V2_DEFAULT;
+    let named = (geo.encoding(), geo.bucket_size(), geo.fp_bits()) != (e, b, f);
+    let mut out = Vec::with_capacity(HEADER_LEN_V2_LAYOUT + buckets.len());
+    out.push(MAGIC_V2);
+    out.push(k | if named { V2_LAYOUT_FLAG } else { 0 });
+    if named {
+        let [_, layout, f, _] = header_v1(geo, k);
+        out.extend_from_slice(&[layout, f]);
     }
+    let mut word = u32::from(out[0]) | u32::from(out[1]) << 8;
+    if let [_, _, layout, f] = out[..] {
+        word |= u32::from(layout) << 16 | u32::from(f) << 24;
+    }
+    out[1] |= check_of((out.len() + buckets.len()) as u64, word) << 4;
+    out.extend_from_slice(buckets);
     out
 }
 
-/// The compact block of the distinct key hashes `hashes` (unseeded), with `config`'s layout, in
-/// the fewest even number of buckets some seed index places them in (tried from 0 up), if
-/// any within [`EXACT_MAX`] keys; `None` above that.
+/// The compact block of a table of the classic derivation (an even number of buckets, seed
+/// index `k`): version 2 for a seed index below [`V2_SEED_INDICES`], the same buckets in
+/// version 1 for a larger one (`FilterBuilder::finish` retries with up to 12).
+pub(crate) fn encode(geo: &Geometry, k: u8, table: &[u8], len: u64) -> Vec<u8> {
+    let buckets = if len > 0 {
+        &table[..geo.used_bytes()]
+    } else {
+        &[]
+    };
+    if k < V2_SEED_INDICES {
+        return encode_v2(geo, k, buckets);
+    }
+    let mut out = Vec::with_capacity(HEADER_LEN + buckets.len());
+    out.extend_from_slice(&header_v1(geo, k));
+    out.extend_from_slice(buckets);
+    out
+}
+
+/// The compact block (version 2) of the distinct key hashes `hashes` (unseeded), with
+/// `config`'s layout, in the fewest buckets — any count from 2, odd ones included — some seed
+/// index places them in (tried from 0 up), if any within [`EXACT_MAX`] keys; `None` above that.
 pub(crate) fn build_exact(config: &Config, hashes: &[u64]) -> Result<Option<Vec<u8>>> {
     let (b, f, encoding) = config.layout()?;
+    let layout = Geometry::new(2, b, f, encoding)?;
     if hashes.is_empty() {
-        let geo = Geometry::new(2, b, f, encoding)?;
-        return Ok(Some(encode(&geo, 0, &[], 0)));
+        return Ok(Some(encode_v2(&layout, 0, &[])));
     }
     if hashes.len() > EXACT_MAX {
         return Ok(None);
     }
     let n = hashes.len() as u64;
     // Up to EXACT_FULL keys, the search starts at the fewest buckets (every slot filled) and
-    // tries 16 seeds a size; above, a table filled to the last slot needs many seeds, each a
-    // full search, so it starts at a 98 % load and tries 4 (probe table in FORMAT.md §11.4).
+    // tries every seed a size; above, a table filled to the last slot needs many seeds, each a
+    // full search, so it starts at a 98 % load and tries 4 (FORMAT.md §11.5).
     let (mut m, seeds) = if n <= EXACT_FULL {
-        (n.div_ceil(u64::from(b)), 16u8)
+        (n.div_ceil(u64::from(b)), V2_SEED_INDICES)
     } else {
         ((n as f64 / (f64::from(b) * 0.98)).ceil() as u64, 4)
     };
     m = m.max(2);
-    m += m % 2;
-    let mut place = Placement::default();
-    loop {
-        let geo = Geometry::new(m, b, f, encoding)?;
-        for k in 0..seeds {
-            let seed = seed_of(k);
-            place.keys.clear();
-            place.keys.extend(hashes.iter().map(|&h| {
-                let s = hash::locate(hash::seeded(KeyHash::from_u64(h), seed), m, f);
-                (s.i1 as u32, s.i2 as u32, s.fp)
-            }));
-            if place.solve(m as usize, b as usize) {
-                let mut t = TableBuf::zeroed(geo.table_bytes())?;
-                let tb = t.bytes_mut();
-                with_codec!(geo.layout(), c => {
-                    for (key, &bucket) in place.keys.iter().zip(&place.at) {
-                        let mut slots = c.read(tb, u64::from(bucket));
-                        let Some(free) = slots[..c.slots()].iter().position(|&v| v == 0) else {
-                            unreachable!("the placement put more than b keys in bucket {bucket}")
-                        };
-                        slots[free] = key.2;
-                        c.store(tb, u64::from(bucket), free, &slots);
-                    }
-                });
-                return Ok(Some(encode(&geo, k, t.bytes(), n)));
-            }
-        }
-        m += 2;
+    let bucket_bits = encoding.bucket_bits(b, f);
+    // One scratch placement a thread, kept between blocks: a filter policy builds thousands of
+    // small blocks, and allocating the search's arrays for each cost more than the search.
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Placement> = std::cell::RefCell::default();
     }
+    SCRATCH.with(|scratch| {
+        let mut fresh = Placement::default();
+        let mut guard = scratch.try_borrow_mut();
+        let place = match guard.as_deref_mut() {
+            Ok(p) => p,
+            Err(_) => &mut fresh,
+        };
+        loop {
+            // Stored in a table of the next even count, whose last bucket an odd m leaves empty.
+            let geo = Geometry::new(m + m % 2, b, f, encoding)?;
+            for k in 0..seeds {
+                let seed = seed_of(k);
+                place.keys.clear();
+                place.keys.extend(hashes.iter().map(|&h| {
+                    let s = locate(hash::seeded(KeyHash::from_u64(h), seed), m, f);
+                    (s.i1 as u32, s.i2 as u32, s.fp)
+                }));
+                if place.solve(m as usize, b as usize) {
+                    let mut t = TableBuf::zeroed(geo.table_bytes())?;
+                    let tb = t.bytes_mut();
+                    let bs = b as usize;
+                    // Each bucket stored once from its members (a semi-sorted bucket is encoded
+                    // once a bucket, not once a key).
+                    with_codec!(geo.layout(), c => {
+                        for j in 0..m as usize {
+                            let load = usize::from(place.load[j]);
+                            if load == 0 {
+                                continue;
+                            }
+                            let mut slots = [0u32; 8];
+                            let members = &place.members[j * bs..j * bs + load];
+                            for (slot, &key) in slots.iter_mut().zip(members) {
+                                *slot = place.keys[key as usize].2;
+                            }
+                            c.store_all(tb, j as u64, &slots);
+                        }
+                    });
+                    let used = (m * bucket_bits).div_ceil(8) as usize;
+                    return Ok(Some(encode_v2(&layout, k, &t.bytes()[..used])));
+                }
+            }
+            m += 1;
+        }
+    })
 }
 
 /// An exact placement of keys in buckets of `b` slots: each key in one of its two buckets,
@@ -550,6 +857,17 @@ impl Placement {
 
     fn place(&mut self, key: u32, b: usize) -> bool {
         let (i1, i2, _) = self.keys[key as usize];
+        // The fast placement: the less loaded of the key's buckets, if it has room (most keys
+        // until the table is nearly full); the search below only where both are full.
+        let (l1, l2) = (self.load[i1 as usize], self.load[i2 as usize]);
+        let x = if l2 < l1 { i2 } else { i1 };
+        let load = l1.min(l2);
+        if usize::from(load) < b {
+            self.members[x as usize * b + usize::from(load)] = key;
+            self.load[x as usize] = load + 1;
+            self.at[key as usize] = x;
+            return true;
+        }
         self.queue.clear();
         for i in [i1, i2] {
             if self.seen[i as usize] != key {
@@ -602,6 +920,22 @@ mod tests {
     use crate::hash::SplitMix64;
     use std::collections::HashSet;
 
+    /// The number of buckets a block stores (FORMAT.md §11.1, §11.5).
+    fn stored_buckets(block: &[u8]) -> u64 {
+        parse(block).unwrap().m
+    }
+
+    /// The version-1 block with the same buckets as the version-2 block `v2`, whose bucket
+    /// count must be even (the derivations agree there).
+    fn to_v1(v2: &[u8]) -> Vec<u8> {
+        let p = parse(v2).unwrap();
+        assert_eq!(p.m % 2, 0);
+        let k = (0..SEED_INDICES).find(|&k| seed_of(k) == p.seed).unwrap();
+        let mut out = header_v1(&p.layout, k).to_vec();
+        out.extend_from_slice(p.body);
+        out
+    }
+
     fn keys(n: usize, salt: u64) -> Vec<u64> {
         let mut rng = SplitMix64::new(salt);
         let mut v: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
@@ -611,13 +945,14 @@ mod tests {
     }
 
     #[test]
-    fn the_placement_is_exact_and_fills_the_smallest_even_table() {
+    fn the_placement_is_exact_and_fills_the_smallest_table() {
         for n in [
             1usize, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 40, 41, 100, 255, 256, 300, 1000,
         ] {
             for salt in 0..5 {
                 let hashes = keys(n, salt * 1000 + n as u64);
                 let block = build_exact(&Config::new(0), &hashes).unwrap().unwrap();
+                assert_eq!(block[0], MAGIC_V2);
                 let f = CompactFilter::from_bytes(&block).unwrap();
                 assert_eq!(f.len(), hashes.len());
                 for &h in &hashes {
@@ -627,13 +962,12 @@ mod tests {
                     );
                 }
                 let minimal = (hashes.len() as u64).div_ceil(4).max(2);
-                let minimal = minimal + minimal % 2;
-                let m = f.geo.num_buckets();
-                // Small sets fill the smallest even table, or one of 2 more buckets (16 seeds a
+                let m = stored_buckets(&block);
+                // Small sets fill the smallest table, or one of 1 more bucket (8 seeds a
                 // size); larger ones at least 95 % of theirs (from a 98 % start, 4 seeds a size).
                 assert!(
                     if n as u64 <= EXACT_FULL {
-                        m <= minimal + 2
+                        m <= minimal + 1
                     } else {
                         hashes.len() as f64 >= 0.95 * (4 * m) as f64
                     },
@@ -643,12 +977,12 @@ mod tests {
         }
     }
 
-    /// The search's sizes, as FORMAT.md §11.3 gives them: up to `EXACT_FULL` keys it starts
-    /// from the fewest buckets that hold them, `⌈n/b⌉` rounded up to even, with 16 seed
-    /// indices a size; above, from `⌈n/(0.98·b)⌉` (even) with 4; a size where no seed places
-    /// the keys is followed by the one 2 buckets larger. The key sets are fixed (SplitMix64
-    /// streams), so where each lands is too: all of these fill the first size tried but two,
-    /// found by a scan of 300 sets of 128 keys and 20 of 4096, that take the next.
+    /// The search's sizes, as FORMAT.md §11.5 gives them: up to `EXACT_FULL` keys it starts
+    /// from the fewest buckets that hold them, `⌈n/b⌉` (at least 2), with 8 seed indices a
+    /// size; above, from `⌈n/(0.98·b)⌉` with 4; a size where no seed places the keys is
+    /// followed by the one a bucket larger. The key sets are fixed (SplitMix64 streams), so
+    /// where each lands is too: all of these fill the first size tried but three (salts 3120,
+    /// 3128, 5128), which take the next.
     #[test]
     fn the_search_tries_the_sizes_format_md_gives() {
         let b = 4u64;
@@ -658,32 +992,30 @@ mod tests {
             } else {
                 (n as f64 / (b as f64 * 0.98)).ceil() as u64
             };
-            let m = m.max(2);
-            m + m % 2
+            m.max(2)
         };
-        // Rounded up to even: 4096 keys need ⌈1044.9⌉ = 1045 buckets, so 1046 (FORMAT.md §11.3).
-        assert_eq!(start(4096), 1046);
-        assert_eq!(start(9), 4);
+        // 4096 keys need ⌈1044.9⌉ = 1045 buckets (FORMAT.md §11.5), 9 keys ⌈9/4⌉ = 3.
+        assert_eq!(start(4096), 1045);
+        assert_eq!(start(9), 3);
         let mut cases: Vec<(usize, u64, u64)> = Vec::new();
         for n in [1usize, 9, 40, 100, 120, 127, 128, 129, 200, 500, 1000, 2000] {
             for salt in 0..6 {
-                cases.push((n, salt * 1000 + n as u64, 0));
+                let salt = salt * 1000 + n as u64;
+                let extra = u64::from([3120, 3128, 5128].contains(&salt));
+                cases.push((n, salt, extra));
             }
         }
-        cases.push((128, 41 * 1000 + 128, 2));
-        cases.push((4096, 11 * 1000 + 4096, 2));
         for (n, salt, extra) in cases {
             let hashes = keys(n, salt);
             let block = build_exact(&Config::new(0), &hashes).unwrap().unwrap();
-            let f = CompactFilter::from_bytes(&block).unwrap();
-            let m = f.geo.num_buckets();
+            let m = stored_buckets(&block);
             let want = start(hashes.len() as u64) + extra;
             assert_eq!(m, want, "n={n} salt={salt}");
-            let seeds = if n as u64 <= EXACT_FULL { 16 } else { 4 };
+            let seeds = if n as u64 <= EXACT_FULL { 8 } else { 4 };
             assert!(
-                block[3] < seeds,
+                block[1] & 7 < seeds,
                 "n={n} salt={salt}: seed index {}",
-                block[3]
+                block[1] & 7
             );
         }
     }
@@ -812,12 +1144,12 @@ mod tests {
     }
 
     #[test]
-    fn headers_that_break_a_rule_are_refused() {
+    fn version_1_headers_that_break_a_rule_are_refused() {
         let mut b = crate::FilterBuilder::new(Config::new(0));
         for k in 0..40u32 {
             b.add_key(&k.to_le_bytes());
         }
-        let good = b.finish_compact().unwrap();
+        let good = to_v1(&b.finish_compact().unwrap());
         assert!(CompactFilter::from_bytes(&good).is_ok());
         let with = |at: usize, v: u8| {
             let mut x = good.clone();
@@ -830,10 +1162,10 @@ mod tests {
             matches!(with(0, 0xC0), Error::Corrupt { ref field, .. } if field == "compact version")
         );
         assert!(matches!(
-            with(0, 0xC2),
+            with(0, 0xC3),
             Error::UnsupportedVersion {
-                found: 2,
-                supported: 1
+                found: 3,
+                supported: 2
             }
         ));
         // Reserved bit 4; encoding code 3; bucket size code 0 (encoding 2).
@@ -879,7 +1211,7 @@ mod tests {
                 .fingerprint_bits(7),
         );
         small.add_key(b"k");
-        let small = small.finish_compact().unwrap();
+        let small = to_v1(&small.finish_compact().unwrap());
         assert_eq!(small.len(), HEADER_LEN + 4);
         assert!(CompactFilter::from_bytes(&small).is_ok());
         let mut x = small.clone();
@@ -926,8 +1258,13 @@ mod tests {
                     builder.add_hash(KeyHash::from_u64(h));
                 }
                 let block = builder.finish_compact().unwrap();
-                assert_eq!(block[1], e.code() | (b.trailing_zeros() as u8) << 2);
-                assert_eq!(block[2], f as u8);
+                // Version 2, the layout named in bytes 2 and 3 (none of these is the default).
+                assert_eq!(
+                    (block[0], block[1] & V2_LAYOUT_FLAG),
+                    (MAGIC_V2, V2_LAYOUT_FLAG)
+                );
+                assert_eq!(block[2], e.code() | (b.trailing_zeros() as u8) << 2);
+                assert_eq!(block[3], f as u8);
                 let r = CompactFilter::from_bytes(&block).unwrap();
                 assert_eq!(
                     (
@@ -945,6 +1282,260 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Blocks of every size from 0 to 300 keys (odd and even bucket counts, the default
+    /// layout's in-place lookup and the others' window) against a `HashSet` model: no key
+    /// added answers "absent", and the one-shot lookup, the owned filter and the reader written
+    /// from FORMAT.md alone agree on absent keys.
+    #[test]
+    fn version_2_blocks_keep_every_key_and_agree_with_the_owned_filter() {
+        let mut rng = SplitMix64::new(43);
+        for (e, b, f) in [
+            (Encoding::SemiSorted, 4, 10),
+            (Encoding::SemiSorted, 4, 12),
+            (Encoding::Packed, 2, 9),
+            (Encoding::Plain, 8, 8),
+        ] {
+            let config = Config::new(0)
+                .encoding(e)
+                .bucket_size(b)
+                .fingerprint_bits(f);
+            let (mut odd, mut even) = (0, 0);
+            for n in (0..=300usize).step_by(if e == Encoding::SemiSorted && f == 10 {
+                1
+            } else {
+                7
+            }) {
+                let hashes = keys(n, rng.next_u64());
+                let model: HashSet<u64> = hashes.iter().copied().collect();
+                let block = build_exact(&config, &hashes).unwrap().unwrap();
+                assert_eq!(block[0], MAGIC_V2);
+                let m = stored_buckets(&block);
+                if m % 2 == 1 {
+                    odd += 1;
+                } else if m > 0 {
+                    even += 1;
+                }
+                let owned = CompactFilter::from_bytes(&block).unwrap();
+                assert_eq!(owned.len(), model.len());
+                for &h in &model {
+                    let h = KeyHash::from_u64(h);
+                    assert!(
+                        CompactFilter::block_contains_hash(&block, h).unwrap(),
+                        "n={n}"
+                    );
+                    assert!(owned.contains_hash(h), "n={n}");
+                }
+                for _ in 0..200 {
+                    let h = KeyHash::from_u64(rng.next_u64());
+                    assert_eq!(
+                        CompactFilter::block_contains_hash(&block, h).unwrap(),
+                        owned.contains_hash(h),
+                        "n={n}"
+                    );
+                }
+            }
+            assert!(odd > 3 && even > 3, "{odd} odd, {even} even bucket counts");
+        }
+    }
+
+    /// The in-place loads at every bit offset of slices of every length from 0 to 19 bytes,
+    /// at any address (a slice starting one byte into a buffer is misaligned), against a
+    /// bit-by-bit reference: bits past the end read as 0.
+    #[test]
+    fn in_place_loads_read_every_offset_and_zero_past_the_end() {
+        let buf: Vec<u8> = (0..24u32).map(|i| (i * 73 + 11) as u8).collect();
+        for start in 0..3 {
+            for len in 0..20 {
+                let body = &buf[start..start + len];
+                for pos in 0..(8 * len as u64 + 8) {
+                    let mut want = 0u64;
+                    for k in 0..64u64 {
+                        let p = pos + k;
+                        let byte = body.get((p / 8) as usize).copied().unwrap_or(0);
+                        want |= u64::from((byte >> (p % 8)) & 1) << k;
+                    }
+                    let got = bits_at(body, pos);
+                    // Bit 0 to 56 are defined (a shift of up to 7 drops the top bits).
+                    let mask = u64::MAX >> (pos & 7);
+                    assert_eq!(got & mask, want & mask, "start {start} len {len} pos {pos}");
+                }
+            }
+        }
+    }
+
+    /// The last bucket of blocks of 2 to 41 buckets, the only one whose load runs past the end:
+    /// a key placed there is found by the in-place lookup, and every bucket's slots read in
+    /// place are the owned table's.
+    #[test]
+    fn the_last_bucket_reads_in_place() {
+        for m in 2..=41u64 {
+            let seed = seed_of(0);
+            // Keys whose first bucket is the last: found by a scan of hashes.
+            let mut last = Vec::new();
+            let mut h = 0u64;
+            while last.len() < 3 {
+                h += 1;
+                if locate(hash::seeded(KeyHash::from_u64(h), seed), m, 10).i1 == m - 1 {
+                    last.push(h);
+                }
+            }
+            let mut hashes: Vec<u64> = (1 << 40..(1 << 40) + 4 * (m - 1) + 1 - 3)
+                .chain(last.clone())
+                .collect();
+            hashes.sort_unstable();
+            let block = build_exact(&Config::new(0), &hashes).unwrap().unwrap();
+            let n = stored_buckets(&block);
+            assert!(n >= m, "{n} buckets for {m}");
+            let found = hashes.iter().all(|&h| {
+                CompactFilter::block_contains_hash(&block, KeyHash::from_u64(h)).unwrap()
+            });
+            assert!(found, "m={m}");
+        }
+        // The empty block and one cut to its header alone.
+        let empty = build_exact(&Config::new(0), &[]).unwrap().unwrap();
+        assert_eq!(empty.len(), HEADER_LEN_V2);
+        assert!(!CompactFilter::block_contains(&empty, b"k").unwrap());
+        assert!(CompactFilter::from_bytes(&empty).unwrap().is_empty());
+    }
+
+    /// FORMAT.md §11.5's check over the header and the length: of the damage version 1 could
+    /// not see — a changed seed index, a cut or an extension to another length that holds
+    /// whole buckets — version 2 refuses all but about 1 in 16 (the check's 4 bits), and the
+    /// one-shot lookup refuses what the full check refuses. Counted over fixed blocks.
+    #[test]
+    fn the_check_refuses_header_and_length_damage() {
+        let (mut damaged, mut refused) = (0u32, 0u32);
+        for n in [8usize, 19, 26, 36, 50, 71, 140] {
+            let hashes = keys(n, n as u64);
+            let good = build_exact(&Config::new(0), &hashes).unwrap().unwrap();
+            let mut variants: Vec<Vec<u8>> = Vec::new();
+            for bit in 0..16 {
+                let mut x = good.clone();
+                x[bit / 8] ^= 1 << (bit % 8);
+                variants.push(x);
+            }
+            for cut in 0..good.len() {
+                variants.push(good[..cut].to_vec());
+            }
+            for extra in 1..=9 {
+                let mut x = good.clone();
+                x.resize(good.len() + extra, 0);
+                variants.push(x);
+            }
+            for x in variants {
+                damaged += 1;
+                let full = CompactFilter::from_bytes(&x);
+                let one = CompactFilter::block_contains_hash(&x, KeyHash::from_u64(hashes[0]));
+                assert_eq!(full.is_err(), one.is_err(), "n={n} {x:02x?}");
+                if full.is_err() {
+                    refused += 1;
+                } else {
+                    // What passes is a block some writer could have made: it reads as one.
+                    assert!(x.len() >= HEADER_LEN_V2);
+                }
+            }
+        }
+        // 7 blocks: 16 bit flips, every cut, 9 extensions each.
+        assert!(damaged > 500, "{damaged}");
+        assert!(
+            f64::from(refused) >= 0.93 * f64::from(damaged),
+            "{refused} of {damaged} refused"
+        );
+        // Each of the 8 seed indices: the check refuses a changed one, unless 1 in 16.
+        let hashes = keys(36, 1);
+        let good = build_exact(&Config::new(0), &hashes).unwrap().unwrap();
+        let passed = (0..8u8)
+            .filter(|&k| k != good[1] & 7)
+            .filter(|&k| {
+                let mut x = good.clone();
+                x[1] = (x[1] & !7) | k;
+                CompactFilter::from_bytes(&x).is_ok()
+            })
+            .count();
+        assert!(passed <= 1, "{passed} other seed indices passed");
+    }
+
+    #[test]
+    fn version_2_headers_that_break_a_rule_are_refused() {
+        let hashes = keys(40, 5);
+        let config = Config::new(0)
+            .encoding(Encoding::Packed)
+            .bucket_size(2)
+            .fingerprint_bits(9);
+        let named = build_exact(&config, &hashes).unwrap().unwrap();
+        assert_eq!(named[1] & V2_LAYOUT_FLAG, V2_LAYOUT_FLAG);
+        // A header that breaks a rule, with its check recomputed so that the rule is reached.
+        let with = |at: usize, v: u8| {
+            let mut x = named.clone();
+            x[at] = v;
+            let word = u32::from(x[0])
+                | u32::from(x[1] & 0x0F) << 8
+                | u32::from(x[2]) << 16
+                | u32::from(x[3]) << 24;
+            x[1] = (x[1] & 0x0F) | check_of(x.len() as u64, word) << 4;
+            CompactFilter::from_bytes(&x).unwrap_err()
+        };
+        for layout in [0x1A, 0x03, 0x02] {
+            assert!(
+                matches!(with(2, layout), Error::Corrupt { ref field, .. } if field == "compact layout"),
+                "{layout:#x}"
+            );
+        }
+        assert!(
+            matches!(with(3, 6), Error::Corrupt { ref field, .. } if field == "compact fingerprint_bits")
+        );
+        let mut x = named.clone();
+        x[1] ^= 0x10;
+        assert!(
+            matches!(CompactFilter::from_bytes(&x), Err(Error::Corrupt { ref field, .. }) if field == "compact check")
+        );
+        for cut in 0..HEADER_LEN_V2_LAYOUT {
+            assert!(matches!(
+                CompactFilter::from_bytes(&named[..cut]),
+                Err(Error::Truncated { .. })
+            ));
+        }
+        assert!(matches!(
+            CompactFilter::from_bytes(&[MAGIC_V2]),
+            Err(Error::Truncated {
+                expected: 2,
+                found: 1
+            })
+        ));
+        assert!(matches!(
+            CompactFilter::from_bytes(&[0xC3, 0]),
+            Err(Error::UnsupportedVersion {
+                found: 3,
+                supported: 2
+            })
+        ));
+        // A length that holds no whole number of buckets, with a valid check: refused.
+        let good = build_exact(&Config::new(0), &keys(19, 3)).unwrap().unwrap();
+        let mut x = good.clone();
+        x.push(0);
+        let word = u32::from(x[0]) | u32::from(x[1] & 0x0F) << 8;
+        x[1] = (x[1] & 0x0F) | check_of(x.len() as u64, word) << 4;
+        assert!(
+            matches!(CompactFilter::from_bytes(&x), Err(Error::Corrupt { ref field, .. }) if field == "compact length")
+        );
+        assert!(CompactFilter::block_contains(&x, b"k").is_err());
+    }
+
+    /// A semi-sorted bucket damaged into an index past the last code answers "maybe" in place,
+    /// as version 1's did, in a block whose header and length are intact.
+    #[test]
+    fn a_bucket_past_the_last_code_answers_maybe_in_place() {
+        let block = build_exact(&Config::new(0), &keys(19, 9)).unwrap().unwrap();
+        let mut x = block.clone();
+        x[HEADER_LEN_V2..].fill(0xFF);
+        // The last byte's high nibble is after the last (odd) bucket: keep it 0.
+        if stored_buckets(&block) % 2 == 1 {
+            *x.last_mut().unwrap() = 0x0F;
+        }
+        assert!(CompactFilter::from_bytes(&x).is_err());
+        assert!((0..200u32).all(|k| CompactFilter::block_contains(&x, &k.to_le_bytes()).unwrap()));
     }
 
     #[test]

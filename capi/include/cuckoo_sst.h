@@ -280,11 +280,12 @@ int cksst_builder_finish(cksst_builder *builder, uint8_t **bytes, size_t *len);
 // writable bytes; `len` points at a writable `size_t`.
 int cksst_builder_finish_into(cksst_builder *builder, uint8_t *buf, size_t capacity, size_t *len);
 
-// Finishes the filter as a compact block (FORMAT.md §11) into bytes the caller owns: 4 bytes
-// of header and exactly the buckets its keys need (about 9.2 bits a key at the default 1 %),
-// with no checksum of its own, for a block whose integrity its container checks (a LevelDB
-// filter block, say). Query it with [`cksst_compact_contains`]. Release the bytes with
-// [`cksst_bytes_free`]. The configured seed must be the default.
+// Finishes the filter as a compact block (FORMAT.md §11, compact version 2: §11.5) into bytes
+// the caller owns: 2 bytes of header at the default layout (4 at others) and exactly the
+// buckets its keys need (about 9.2 bits a key at the default 1 %), with a 4-bit check over its
+// header and length but no checksum of its buckets, for a block whose integrity its container
+// checks (a LevelDB filter block, say). Query it with [`cksst_compact_contains`]. Release the
+// bytes with [`cksst_bytes_free`]. The configured seed must be the default.
 //
 // # Safety
 // As [`cksst_builder_finish`].
@@ -406,14 +407,16 @@ void cksst_view_set_free(cksst_view_set *set);
 // Whether the key may be in the compact block of `len` bytes at `block` (FORMAT.md §11), from
 // its bytes alone, with nothing kept: 1 (maybe), 0 (absent) or a negative error code (a
 // header or length that is not a compact block's: any result but 0 means "read the table").
-// The header and length are checked (FORMAT.md §11.2 steps 1 to 6), the buckets are not (the
-// container checked the block; any bytes are read safely); a semi-sorted bucket whose index
-// is past the last code (3875) answers 1. It reads the key's two buckets where they lie and
-// allocates nothing, so a call costs the same on a block of any size. A compact block carries
-// no check value: damage that keeps to its rules — in the buckets, a seed index changed to
-// another below 16, a cut to another length that holds whole buckets — is read as it is and
-// can answer 0 for a key that was added (see [`cksst_compact_check`]). What a LevelDB filter
-// policy's `key_may_match` does.
+// Version 1 and 2 blocks are read. The header, its check and the length are checked (FORMAT.md
+// §11.2 steps 1 to 6, §11.5 steps 1 to 5), the buckets are not (the container checked the
+// block; any bytes are read safely); a semi-sorted bucket whose index is past the last code
+// (3875) answers 1. It reads the key's two buckets where they lie and allocates nothing, so a
+// call costs the same on a block of any size. A version-2 block whose header or length was
+// damaged gives `CKSST_ERR_CORRUPT` unless its 4-bit check agrees by chance (1 in 16). Damage
+// that keeps to the rules — in the buckets; in version 1 a seed index changed to another below
+// 16 or a cut to another length that holds whole buckets — is read as it is and can answer 0
+// for a key that was added (see [`cksst_compact_check`]). What a LevelDB filter policy's
+// `key_may_match` does.
 //
 // # Safety
 // `block` points at `len` readable bytes; `key` is NULL or points at `key_len` bytes.
@@ -425,16 +428,17 @@ int cksst_compact_contains(const uint8_t *block, size_t len, const uint8_t *key,
 // `block` points at `len` readable bytes.
 int cksst_compact_contains_hash(const uint8_t *block, size_t len, uint64_t hash);
 
-// Checks a compact block completely — its header against its length, its buckets well formed
-// (FORMAT.md §11.2 steps 1 to 7) — and stores the number of keys it holds in `*keys` (NULL:
-// not wanted). `CKSST_OK` or the error that names what is wrong: `CKSST_ERR_CORRUPT` for
-// compact version 0 (never written), `CKSST_ERR_UNSUPPORTED_VERSION` for 2 to 15 (newer).
+// Checks a compact block completely — its header (and in version 2 its check) against its
+// length, its buckets well formed (FORMAT.md §11.2 steps 1 to 7, §11.5 steps 1 to 6) — and
+// stores the number of keys it holds in `*keys` (NULL: not wanted). `CKSST_OK` or the error
+// that names what is wrong: `CKSST_ERR_CORRUPT` for compact version 0 (never written) or a
+// check that disagrees, `CKSST_ERR_UNSUPPORTED_VERSION` for 3 to 15 (newer).
 //
-// What it cannot catch: version 1 has no check value, so damage that leaves a block some
-// writer could have made passes — the seed-index byte (byte 3) changed to another below 16
-// (it has no redundancy; nearly every key then answers 0), bucket bits flipped into other
-// well-formed buckets, a cut or appended bytes that give another whole number of buckets,
-// a layout or width byte the length also fits. Rely on the container's checksum for damage at
+// What it cannot catch: bucket bits flipped into other well-formed buckets; in version 2,
+// header or length damage whose 4-bit check agrees by chance (1 in 16); in version 1, which
+// has no check value, a seed-index byte (byte 3) changed to another below 16 (nearly every
+// key then answers 0), a cut or appended bytes that give another whole number of buckets, a
+// layout or width byte the length also fits. Rely on the container's checksum for damage at
 // rest. It copies the block while it checks it (memory for a second copy).
 //
 // # Safety

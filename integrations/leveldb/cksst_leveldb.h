@@ -11,9 +11,10 @@
  * LevelDB builds one filter per 2 KiB of data-block offsets (FilterBlockBuilder's base_lg 11):
  * in practice one filter for the keys of each data block (about 4 KiB, a few dozen keys), and
  * an empty filter offset between them that no lookup asks. Each of our filters is one compact
- * block: four header bytes and the buckets its keys need, no checksum of its own — LevelDB
- * checks the filter block's CRC-32C when the database is opened with paranoid_checks (see
- * "Damage" below).
+ * block (compact version 2 since 2026-11-28, FORMAT.md §11.5; version-1 blocks of older
+ * tables still read): two header bytes and the buckets its keys need, with a 4-bit check over
+ * the header and the length but no checksum of the buckets — LevelDB checks the filter
+ * block's CRC-32C when the database is opened with paranoid_checks (see "Damage" below).
  *
  * The policy does not own anything LevelDB uses: it must outlive every database opened with
  * it, and the stats (if given) must outlive the policy.
@@ -108,19 +109,20 @@ typedef struct cksst_leveldb_stats {
  * table (table.cc, ReadFilter: `if (rep_->options.paranoid_checks) opt.verify_checksums =
  * true;`) and drops a block that fails: that table is read without a filter and every key is
  * found, whatever bytes were damaged on disk (not bytes damaged in memory after the open).
- * Without paranoid_checks nothing checks the filter block, and a compact block (version 1)
- * carries no check of its own: key_may_match refuses it — "maybe", every lookup of that block
- * reads the data block — only when the damage breaks one of its rules (FORMAT.md §11.2 steps
- * 1-6): shorter than its 4-byte header, a wrong magic or version nibble, a layout byte with
- * reserved bits or invalid codes, an unsupported fingerprint width, a seed index of 16 or
- * more, a length that holds no whole number of buckets or whose last byte has bits set after
- * the last bucket. A semi-sorted bucket damaged into an index past the last code (3875)
- * answers "maybe" for the keys that read it. Every other damage is read as it is and can
- * answer "absent" for keys that are there: damaged buckets, a seed index changed to another
- * below 16, a layout changed to another that the length fits, a block cut or extended to
- * another length that fits (cut to its header alone, it reads as the empty filter) — as
- * damaged bits of LevelDB's own Bloom filter can. Set paranoid_checks for filters that must
- * never cost a key. */
+ * Without paranoid_checks nothing checks the filter block. key_may_match refuses a compact
+ * block — "maybe", every lookup of that block reads the data block — when the damage breaks
+ * one of its rules (FORMAT.md §11.2 steps 1-6, §11.5 steps 1-5): shorter than its header, a
+ * wrong magic or version nibble, in version 2 a check that disagrees with the header and the
+ * length (a changed seed index, a cut or an extension: all but about 1 in 16), a layout byte
+ * with reserved bits or invalid codes, an unsupported fingerprint width, a length that holds
+ * no whole number of buckets or whose last byte has bits set after the last bucket. A
+ * semi-sorted bucket damaged into an index past the last code (3875) answers "maybe" for the
+ * keys that read it. Other damage is read as it is and can answer "absent" for keys that are
+ * there: damaged buckets; header or length damage whose check agrees by chance; in version-1
+ * blocks (no check) a seed index changed to another below 16, a layout changed to another that
+ * the length fits, a block cut or extended to another length that fits — as damaged bits of
+ * LevelDB's own Bloom filter can. Set paranoid_checks for filters that must never cost a
+ * key. */
 leveldb_filterpolicy_t *cksst_leveldb_policy_create(cksst_leveldb_stats *stats);
 
 /* A clone of LevelDB's built-in Bloom filter (util/bloom.cc with util/hash.cc's Hash; name

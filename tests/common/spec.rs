@@ -919,17 +919,23 @@ pub fn compact_seed(k: u8) -> u64 {
 
 /// §11.2 steps 1–6: the block, or the first failure.
 pub fn read_compact_unverified(block: &[u8]) -> Result<Compact<'_>, String> {
-    if block.len() < 4 {
-        return Err(format!("Truncated(4, {})", block.len()));
+    // §11.2 step 1 and 2, §11.5: the first byte names the version, whose header length
+    // follows.
+    if block.is_empty() {
+        return Err("Truncated(2, 0)".into());
     }
     if block[0] >> 4 != 0xC {
         return Err("BadMagic".into());
     }
-    if block[0] & 0xF == 0 {
-        return Err(corrupt("compact version"));
+    match block[0] & 0xF {
+        0 => return Err(corrupt("compact version")),
+        1 => {}
+        2 if block.len() < 2 => return Err(format!("Truncated(2, {})", block.len())),
+        2 => return read_compact_v2(block),
+        v => return Err(format!("UnsupportedVersion({v}, 2)")),
     }
-    if block[0] & 0xF != 1 {
-        return Err(format!("UnsupportedVersion({}, 1)", block[0] & 0xF));
+    if block.len() < 4 {
+        return Err(format!("Truncated(4, {})", block.len()));
     }
     let layout = block[1];
     let (encoding, log2_b) = (layout & 3, (layout >> 2) & 3);
@@ -1008,6 +1014,83 @@ pub fn read_compact(block: &[u8]) -> Result<Compact<'_>, String> {
     Ok(c)
 }
 
+/// §11.5: a key's buckets and fingerprint in a compact block of `m` buckets — the classic
+/// derivation, over `2m` buckets with both halved when `m` is odd.
+pub fn compact_probes(h: u64, m: u64, f: u64) -> (u64, u64, u64) {
+    let odd = m % 2;
+    let (i1, fp, i2) = classic_probes(h, m << odd, f);
+    (i1 >> odd, fp, i2 >> odd)
+}
+
+/// §11.5: a version-2 block's header, check and length (steps 1 to 6).
+fn read_compact_v2(block: &[u8]) -> Result<Compact<'_>, String> {
+    let named = block[1] & 0x08 != 0;
+    let header = if named { 4 } else { 2 };
+    if block.len() < header {
+        return Err(format!("Truncated({header}, {})", block.len()));
+    }
+    let mut word = block[0] as u64 | ((block[1] & 0x0F) as u64) << 8;
+    if named {
+        word |= (block[2] as u64) << 16 | (block[3] as u64) << 24;
+    }
+    if fmix64((block.len() as u64).rotate_left(32) ^ word) >> 60 != (block[1] >> 4) as u64 {
+        return Err(corrupt("compact check"));
+    }
+    let (encoding, b, f) = if named {
+        let layout = block[2];
+        let (encoding, log2_b) = (layout & 3, (layout >> 2) & 3);
+        if layout >> 4 != 0 || encoding > 2 || log2_b == 0 {
+            return Err(corrupt("compact layout"));
+        }
+        let (b, f) = (1u64 << log2_b, block[3] as u64);
+        if !supported(f, b, encoding) {
+            return Err(corrupt("compact fingerprint_bits"));
+        }
+        (encoding, b, f)
+    } else {
+        (2, 4, 10)
+    };
+    let seed = compact_seed(block[1] & 7);
+    let region = &block[header..];
+    let l = region.len() as u64;
+    if l == 0 {
+        return Ok(Compact { seed, level: None });
+    }
+    let bucket_bits = if encoding == 2 { 4 * f - 4 } else { b * f };
+    let m = 8 * l / bucket_bits;
+    let limit = if m.is_multiple_of(2) {
+        1 << 32
+    } else {
+        (1 << 31) - 1
+    };
+    if !(2..=limit).contains(&m) || (m * bucket_bits).div_ceil(8) != l {
+        return Err(corrupt("compact length"));
+    }
+    if (m * bucket_bits..8 * l).any(|p| bit(region, p) == 1) {
+        return Err(corrupt("compact length"));
+    }
+    let level = Level {
+        region_offset: header as u64,
+        m,
+        item_count: 0,
+        capacity: 0,
+        target_fpr: 0.0,
+        b,
+        f,
+        encoding,
+        core_bits: 0,
+        precision: 0,
+        region,
+        copies_encoding: 0,
+        copies: &[],
+        whole: region,
+    };
+    Ok(Compact {
+        seed,
+        level: Some(level),
+    })
+}
+
 impl Compact<'_> {
     /// §11.2: whether the key of hash `H` may be present. Without step 7 (after
     /// [`read_compact_unverified`]) a bucket may be invalid: one whose index is past 3875
@@ -1015,7 +1098,7 @@ impl Compact<'_> {
     pub fn contains_hash(&self, key_hash: u64) -> bool {
         let h = seeded(key_hash, self.seed);
         self.level.as_ref().is_some_and(|l| {
-            let (i1, fp, i2) = classic_probes(h, l.m, l.f);
+            let (i1, fp, i2) = compact_probes(h, l.m, l.f);
             [i1, i2]
                 .iter()
                 .any(|&i| l.bucket_values(i).is_none_or(|s| s.contains(&fp)))

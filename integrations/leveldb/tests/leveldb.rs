@@ -213,7 +213,8 @@ fn cuckoo_policy_serves_every_read_through_compactions_and_reopen() {
         assert_eq!(fb.nonempty().count(), t.data_blocks.len());
         for r in fb.nonempty() {
             let block = &bytes[r.clone()];
-            assert_eq!(block[0], 0xC1);
+            // Compact version 2 (FORMAT.md §11.5), the default layout's 2-byte header.
+            assert_eq!((block[0], block[1] & 0x08), (0xC2, 0));
             let mut n = 0usize;
             // SAFETY: a live slice and a writable count.
             let rc =
@@ -250,10 +251,23 @@ fn cuckoo_policy_serves_every_read_through_compactions_and_reopen() {
     assert_eq!(s.refused, 0, "{s:?}");
 }
 
+/// The check of a version-2 block of `len` bytes whose first bytes are `b0`, `b1` and whose
+/// layout is the default (FORMAT.md §11.5).
+fn v2_check(len: usize, b0: u8, b1: u8) -> u8 {
+    let mut x = (len as u64).rotate_left(32) ^ (u64::from(b0) | u64::from(b1 & 0x0F) << 8);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^= x >> 33;
+    (x >> 60) as u8
+}
+
 /// Damages filters of the tables of `dir`: in every other table, zeroes the buckets of every
 /// fourth filter (from the first) and sets the magic byte of every fourth (from the second)
-/// to 0 (`buckets`), or sets the magic byte (0xC1 ^ 0xF0), the layout byte (| 0xF0) and the
-/// seed index (| 0x10: 16 or more, which no writer makes) of every sixth filter in every table
+/// to 0 (`buckets`), or flips the magic byte (0xC2 ^ 0xF0), a bit of the check (byte 1 ^ 0x10)
+/// and the seed index (byte 1 ^ 0x01, where the check then disagrees: in 1 filter of 16 it
+/// agrees by chance, and that filter is left alone) of every sixth filter in every table
 /// (`!buckets`). Returns the number of filters damaged.
 fn damage(dir: &Path, buckets: bool) -> usize {
     let mut damaged = 0;
@@ -266,13 +280,16 @@ fn damage(dir: &Path, buckets: bool) -> usize {
         assert!(table::crc_ok(&bytes, fb.handle));
         let filters: Vec<_> = fb.nonempty().cloned().collect();
         for (j, r) in filters.into_iter().enumerate() {
-            assert_eq!(bytes[r.start], 0xC1);
+            assert_eq!((bytes[r.start], bytes[r.start + 1] & 0x08), (0xC2, 0));
+            let (b0, b1, len) = (bytes[r.start], bytes[r.start + 1], r.len());
             match (buckets, j % 12) {
-                (true, 0 | 4 | 8) => bytes[r.start + 4..r.end].fill(0),
+                (true, 0 | 4 | 8) => bytes[r.start + 2..r.end].fill(0),
                 (true, 1 | 5 | 9) => bytes[r.start] = 0,
                 (false, 0 | 6) => bytes[r.start] ^= 0xF0,
-                (false, 3 | 9) => bytes[r.start + 1] |= 0xF0,
-                (false, 1 | 7) => bytes[r.start + 3] |= 0x10,
+                (false, 3 | 9) => bytes[r.start + 1] ^= 0x10,
+                (false, 1 | 7) if v2_check(len, b0, b1 ^ 0x01) != b1 >> 4 => {
+                    bytes[r.start + 1] ^= 0x01
+                }
                 _ => continue,
             }
             damaged += 1;
@@ -337,7 +354,7 @@ fn damaged_filters_lose_no_key_with_paranoid_checks() {
         assert!(s.refused > 0, "{s:?}");
     }
 
-    // (ii) only: magic, layout and seed index bytes damaged. Without paranoid_checks the
+    // (ii) only: magic, check and seed index bytes damaged. Without paranoid_checks the
     // damaged filters are used, and the reader refuses their headers: "maybe", every key found.
     // (Before issue 40 a seed index of 16 or more was read with the wrong seed, and lost keys.)
     let b = copy_dir(&original, &dir.path().join("b"));
@@ -469,16 +486,16 @@ fn compact_callbacks_build_blocks_and_refuse_what_is_not_one() {
     // No keys: the empty compact block, which answers "absent" for every key.
     let (empty, built) = ck::compact_build(&[]);
     assert!(built);
-    assert_eq!(empty, [0xC1, 0x0A, 0x0A, 0x00]);
+    assert_eq!(empty, [0xC2, 0x80]);
     assert_eq!(ck::compact_may_match(b"x", &empty), (false, false));
 
-    // FORMAT.md §11.4's worked example, byte for byte.
+    // FORMAT.md §11.5's worked example (§11.4's buckets), byte for byte.
     let (fruit, built) = ck::compact_build(&[b"apple", b"banana", b"cherry"]);
     assert!(built);
     assert_eq!(
         fruit,
         [
-            0xC1, 0x0A, 0x0A, 0x00, 0x1C, 0x07, 0x00, 0xC0, 0xE2, 0x07, 0x00, 0x00, 0x62
+            0xC2, 0x40, 0x1C, 0x07, 0x00, 0xC0, 0xE2, 0x07, 0x00, 0x00, 0x62
         ]
     );
     for k in [&b"apple"[..], b"banana", b"cherry"] {
@@ -506,40 +523,55 @@ fn compact_callbacks_build_blocks_and_refuse_what_is_not_one() {
     assert!(maybe < 300, "{maybe} of 10 000 absent keys maybe");
 
     // What is not a compact block answers "maybe", refused: the fallback byte, an empty
-    // filter, a damaged magic byte or layout byte, a seed index no writer makes, a block cut
-    // short (to a length that holds no whole number of buckets, or shorter than a header).
+    // filter, a damaged magic byte, a damaged check (compact version 2, FORMAT.md §11.5), a
+    // block cut short (to a length that holds no whole number of buckets, or shorter than a
+    // header).
+    assert_eq!((block[0], block[1] & 0x08), (0xC2, 0));
     let mut magic = block.clone();
     magic[0] ^= 0xF0;
-    let mut layout = block.clone();
-    layout[1] |= 0xF0;
-    let mut seed = block.clone();
-    seed[3] |= 0x10;
+    let mut check = block.clone();
+    check[1] ^= 0x10;
     let cut = &block[..block.len() - 3];
     for bad in [
         &[FALLBACK_BYTE][..],
         &[][..],
         &magic[..],
-        &layout[..],
-        &seed[..],
+        &check[..],
         cut,
-        &block[..3],
+        &block[..1],
     ] {
         for k in &keys[..5] {
             assert_eq!(ck::compact_may_match(k, bad), (true, true), "{bad:02x?}");
         }
         assert_eq!(ck::compact_may_match(&absent(0), bad), (true, true));
     }
-    // What version 1 cannot see (cksst_leveldb.h, "Damage"): the header alone reads as the
-    // empty filter, and a seed index changed to another below 16 as that seed's block; both
-    // answer "absent" for keys that are there. paranoid_checks is the cure.
-    assert_eq!(ck::compact_may_match(&keys[0], &block[..4]), (false, false));
-    let mut other = block.clone();
-    other[3] ^= 0x01;
-    let lost = keys
-        .iter()
-        .filter(|k| !ck::compact_may_match(&k[..], &other).0)
-        .count();
-    assert!(lost > 20, "{lost} of 40 keys lost to another seed index");
+    // What version 1 could not see and version 2's check refuses, unless the 4-bit check
+    // agrees by chance (1 in 16): the header alone (version 1 read it as the empty filter) and
+    // a seed index changed to another (read as that seed's block, losing keys).
+    let header_alone = &block[..2];
+    assert_ne!(v2_check(2, block[0], block[1]), block[1] >> 4);
+    assert_eq!(ck::compact_may_match(&keys[0], header_alone), (true, true));
+    let (mut refused, mut lost_somewhere) = (0, 0);
+    for k in (0..8u8).filter(|&k| k != block[1] & 7) {
+        let mut other = block.clone();
+        other[1] = (other[1] & !7) | k;
+        if v2_check(other.len(), other[0], other[1]) != other[1] >> 4 {
+            assert!(
+                keys.iter()
+                    .all(|key| ck::compact_may_match(key, &other) == (true, true))
+            );
+            refused += 1;
+        } else {
+            let lost = keys
+                .iter()
+                .filter(|key| !ck::compact_may_match(&key[..], &other).0)
+                .count();
+            assert!(lost > 20, "{lost} of 40 keys lost to seed index {k}");
+            lost_somewhere += 1;
+        }
+    }
+    assert_eq!(refused + lost_somewhere, 7);
+    assert!(refused >= 6, "{refused} of 7 other seed indices refused");
 }
 
 /// Issue 40, finding 9: the header's advice keeps the policy's name (LevelDB finds a table's
