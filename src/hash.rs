@@ -404,6 +404,12 @@ pub(crate) mod stretch {
             (lo | (a & ((split as u64) << self.k)), split as u32)
         }
 
+        /// The lowest bit of a slot's payload ([`Slots::payload_shift`]).
+        #[inline(always)]
+        pub(crate) const fn payload_shift(&self) -> u32 {
+            self.core_pos as u32 + (64 - self.core_shift as u32)
+        }
+
         /// [`locate`]'s `(i1, q1, i2, q2)`.
         #[inline(always)]
         pub(crate) fn locate(&self, h: u64) -> (u64, u32, u64, u32) {

@@ -32,6 +32,9 @@ pub struct Runs<'a> {
     ids: &'a [u32],
     /// One bit per id that may hold the key (live ids only).
     mask: u64,
+    /// The bits of `mask` not yet returned: the iterator ends when none is left, without
+    /// walking the rest of the order (an absent key's iterator ends at once).
+    left: u64,
     at: usize,
 }
 
@@ -52,10 +55,12 @@ impl Iterator for Runs<'_> {
     type Item = u64;
 
     fn next(&mut self) -> Option<u64> {
-        while self.at < self.order.len() {
+        while self.left != 0 && self.at < self.order.len() {
             let k = self.at;
             self.at += 1;
-            if self.mask >> self.ids[k] & 1 == 1 {
+            let bit = 1u64 << (self.ids[k] & 63);
+            if self.left & bit != 0 {
+                self.left &= !bit;
                 return Some(self.order[k]);
             }
         }
@@ -361,10 +366,12 @@ impl RunIndex {
         } else {
             self.level.payloads_of(hash::seeded(h, self.seed))
         };
+        let mask = found & self.live;
         Runs {
             order: &self.order,
             ids: &self.order_ids,
-            mask: found & self.live,
+            mask,
+            left: mask,
             at: 0,
         }
     }

@@ -455,7 +455,41 @@ impl StretchLevel {
 
     /// The payloads of the entries that may be the key's (seeded hash `h`), one bit each
     /// (payloads of at most 6 bits): a run index's runs that may hold the key.
+    ///
+    /// The key's buckets and slot values come from the lookup state kept per geometry (as
+    /// [`contains_seeded`](Self::contains_seeded)'s do), and the codec tests the slots where
+    /// they lie ([`Codec::payloads_prefix`]); a run index's layout (semi-sorted, the one it
+    /// always takes) is matched first, so its kernel is inlined here rather than reached
+    /// through every codec's arm.
+    #[inline]
     pub(crate) fn payloads_of(&self, h: u64) -> u64 {
+        match self.geo.layout() {
+            Layout::Semi(c) => self.payloads_with(c, h),
+            _ => self.payloads_of_any(h),
+        }
+    }
+
+    /// [`payloads_of`](Self::payloads_of) in the other layouts: one function for all of them,
+    /// out of line, so that the semi-sorted path stays small.
+    #[inline(never)]
+    fn payloads_of_any(&self, h: u64) -> u64 {
+        with_codec!(self.geo.layout(), c => self.payloads_with(c, h))
+    }
+
+    /// [`payloads_of`](Self::payloads_of) with the level's codec `c`.
+    #[inline(always)]
+    fn payloads_with<C: Codec>(&self, c: C, h: u64) -> u64 {
+        let Some(region) = Region::new(self.table.bytes(), &self.geo) else {
+            unreachable!("a stretch level's table has its geometry's length")
+        };
+        let (i1, q1, i2, q2) = self.lookup.locate(h);
+        c.payloads_prefix(region, i1, q1, i2, q2, self.lookup.payload_shift())
+    }
+
+    /// [`payloads_of`](Self::payloads_of) through decoded buckets, slot by slot: the
+    /// reference the kernels are tested against.
+    #[cfg(test)]
+    pub(crate) fn payloads_of_decoded(&self, h: u64) -> u64 {
         let slots = self.slots();
         debug_assert!(slots.payload_bits <= 6);
         let p = stretch::locate(self.geo.split(), slots, h);
@@ -1391,6 +1425,102 @@ mod tests {
                 f.fpr_bound()
             );
         }
+    }
+
+    /// The payload kernels ([`StretchLevel::payloads_of`]: the codec's test of the slots
+    /// where they lie) answer exactly as the decoded path does, slot by slot: in every layout
+    /// (encoding, bucket size, slot width) with the run index's 6-bit payloads — among them
+    /// the semi-sorted buckets of 4 with slots of 18 to 32 bits the index takes, whose low
+    /// parts fit one word up to 20 bits and take two words above — and with 3-bit payloads
+    /// (where the semi-sorted kernel needs its general test, and the high nibble holds core
+    /// bits); in levels grown by splits from the smallest table (2 buckets, one cache line),
+    /// checked at every stage; for present keys, absent ones, keys one bit away from a
+    /// present one (partial matches), and keys whose bucket is the last.
+    #[test]
+    fn payload_kernels_agree_with_the_decoded_path() {
+        use crate::table::tests::all_layouts;
+        let (mut layouts, mut hits, mut near_hits, mut last, mut many) = (0, 0u64, 0u64, 0, 0);
+        let mut skipped = 0u64;
+        let mut index_widths = HashSet::new();
+        for (e, b, w) in all_layouts() {
+            for p in [6, 3] {
+                // At least 6 continuation bits, as the crate's levels have: with fewer, the
+                // bare entries splits copy fill the buckets.
+                if w < 5 + p + 7 {
+                    continue;
+                }
+                let geo = Geometry::stretch_with_payload(2, b, w, e, 5, p).unwrap();
+                layouts += 1;
+                if e == Encoding::SemiSorted && b == 4 && p == 6 {
+                    index_widths.insert(w);
+                }
+                let mut f = StretchLevel::new(geo, 7, 500, 1.0).unwrap();
+                let mut rng = SplitMix64::new(u64::from(w * 100 + b * 10 + p));
+                let mut keys: Vec<u64> = Vec::new();
+                let agree = |f: &StretchLevel, h: u64, what: &str| {
+                    let (got, want) = (f.payloads_of(h), f.payloads_of_decoded(h));
+                    assert_eq!(got, want, "{e:?} b={b} w={w} p={p} {what} h={h:#x}");
+                    want
+                };
+                for stage in 0..6 {
+                    // Grow: up to 4x the keys, splitting past 80 % and when a key finds no room.
+                    let target = 8u64 << (2 * stage);
+                    while (keys.len() as u64) < target && f.geometry().num_buckets() < 1 << 14 {
+                        let key = rng.next_u64();
+                        let pay = (rng.next_u64() % (1 << p)) as u32;
+                        while f.entries() + 1 > (f.geometry().slots() as f64 * 0.8) as u64 {
+                            f.split_logged().unwrap();
+                            f.keep_splits();
+                        }
+                        // A key that finds no room after a few splits (narrow slots, whose
+                        // bare entries fill their buckets) is left out.
+                        let placed = (0..8).any(|_| {
+                            let r = f.insert_payload_within(key, pay, 500);
+                            if r.is_err() {
+                                f.split_logged().unwrap();
+                                f.keep_splits();
+                            }
+                            r.is_ok()
+                        });
+                        skipped += u64::from(!placed);
+                        if placed {
+                            keys.push(key);
+                        }
+                    }
+                    let m = f.geometry().num_buckets();
+                    let what = format!("stage {stage}, {m} buckets");
+                    for &k in &keys {
+                        let got = agree(&f, k, &what);
+                        assert_ne!(got, 0, "{e:?} b={b} w={w} p={p} {what}: a key lost");
+                        hits += 1;
+                        many += u64::from(got.count_ones() > 1);
+                        // One bit away: in the bucket bits, the core or the continuation.
+                        let near = k ^ 1 << rng.below(64);
+                        near_hits += u64::from(agree(&f, near, &what) != 0);
+                    }
+                    let (split, slots) = (f.geometry().split(), f.slots());
+                    for _ in 0..500 {
+                        let h = rng.next_u64();
+                        agree(&f, h, &what);
+                        let p = stretch::locate(split, slots, h);
+                        last += usize::from(p.i1 == m - 1 || p.i2 == m - 1);
+                    }
+                }
+            }
+        }
+        assert!(layouts >= 30, "{layouts} layouts");
+        assert!(skipped * 100 <= hits, "{skipped} keys left out");
+        let want: HashSet<u32> = (18..=32).collect();
+        assert_eq!(index_widths, want, "the run index's layouts");
+        assert!(last >= 1000, "{last} keys at the last bucket");
+        assert!(
+            many >= 1000,
+            "{many} keys answered with two payloads or more"
+        );
+        assert!(
+            near_hits * 20 >= hits,
+            "{near_hits} of {hits} near keys answered"
+        );
     }
 
     /// Splits undone in reverse give back the exact bytes and counts, in every encoding (a

@@ -136,6 +136,32 @@ pub(crate) trait Codec: Copy {
         self.count_prefix_in(r, i1, q1) + self.count_prefix_in(r, i2, q2) != 0
     }
 
+    /// For a stretch level whose slots carry a payload from bit `shift` on (a run index's run
+    /// ids, below 64): one bit per payload of the entries of bucket `i1` answering `q1` and of
+    /// bucket `i2` answering `q2` (an entry answers when its bits below `shift` do, as
+    /// [`count_prefix_in`](Codec::count_prefix_in) tests). This default decodes both buckets;
+    /// a codec may test the slots where they lie instead.
+    #[inline]
+    fn payloads_prefix(
+        &self,
+        r: Region<'_>,
+        i1: u64,
+        q1: u32,
+        i2: u64,
+        q2: u32,
+        shift: u32,
+    ) -> u64 {
+        let below = ((1u64 << shift) - 1) as u32;
+        let mut found = 0u64;
+        for (i, q) in [(i1, q1), (i2, q2)] {
+            for &v in &self.read(r.bytes(), i)[..self.slots()] {
+                let hit = crate::hash::stretch::matches(v & below, q);
+                found |= u64::from(hit) << ((u64::from(v) >> shift) & 63);
+            }
+        }
+        found
+    }
+
     /// Clears one slot of `bucket` holding `fp`; false when there is none.
     #[inline]
     fn remove_one(&self, t: &mut [u8], bucket: u64, fp: u32) -> bool {

@@ -356,6 +356,10 @@ pub(crate) struct Semi {
     low: u32,
     /// Masks of two low parts.
     pair: Fields,
+    /// Masks of all four low parts when they fit in a word (low parts of at most 16 bits),
+    /// else of two (as `pair`): the run index's payload probe ([`Codec::payloads_prefix`]).
+    /// (The codec stays within the size of the largest layout.)
+    quad: Fields,
 }
 
 impl Semi {
@@ -366,6 +370,7 @@ impl Semi {
             slots: Slots4::new(f),
             low,
             pair: Fields::new(2, low),
+            quad: Fields::new(if low <= 16 { 4 } else { 2 }, low),
         }
     }
 
@@ -416,6 +421,89 @@ impl Semi {
     }
 }
 
+impl Semi {
+    /// The flags of bucket `i`'s low parts that answer the low part `q_low` of a stretch slot
+    /// value as [`Fields::prefix_match`] tests them, each masked by `keep` first (the bits
+    /// below a payload, repeated in the fields of `quad`). With low parts of at most 16 bits,
+    /// the four come with one 16-byte load and one test; wider ones two by two, as
+    /// [`Semi::prefix_lows`] reads them.
+    /// `narrow`: `keep` leaves the top two bits of every part clear (a payload of at least 6
+    /// bits), and [`Fields::prefix_match_narrow`] does. Nonzero exactly when a part answers;
+    /// the flags are left where the tests put them (each field's top bit) until
+    /// [`Semi::gather`] collects them.
+    #[inline(always)]
+    fn prefix_flags(&self, r: Region<'_>, i: u64, q_low: u64, keep: u64, narrow: bool) -> [u64; 2] {
+        let test = |f: &Fields, w: u64| {
+            if narrow {
+                f.prefix_match_narrow(w & keep, q_low)
+            } else {
+                f.prefix_match(w & keep, q_low)
+            }
+        };
+        let lows = i * self.slots.bucket_bits + INDEX_BITS as u64;
+        if self.low <= 16 {
+            let at = (lows >> 3) as usize;
+            let word = (u128::from_le_bytes(r.bytes16(at)) >> (lows & 7)) as u64;
+            [test(&self.quad, word), 0]
+        } else {
+            [
+                test(&self.pair, r.window(lows)),
+                test(&self.pair, r.window(lows + 2 * self.low as u64)),
+            ]
+        }
+    }
+
+    /// [`prefix_flags`](Self::prefix_flags)' flags as bits `0..4`, one per slot.
+    #[inline(always)]
+    fn gather(&self, words: [u64; 2]) -> u32 {
+        let low = self.low;
+        let (a, b) = if low <= 16 {
+            (words[0], words[0] >> (2 * low))
+        } else {
+            (words[0], words[1])
+        };
+        (((a >> (low - 1)) & 1)
+            | ((a >> (2 * low - 1)) & 1) << 1
+            | ((b >> (low - 1)) & 1) << 2
+            | ((b >> (2 * low - 1)) & 1) << 3) as u32
+    }
+}
+
+/// The payloads (one bit each) of the slots `flags` names (bits `0..4`) of the buckets
+/// `buckets` (bucket, the key's slot value there, flags) that answer the value below `shift`:
+/// each flagged slot's value is put together from its high nibble (the bucket's index) and
+/// its low part (`low` bits; buckets of `bucket_bits`), and tested as the decoded path tests
+/// it. Out of line: an absent key rarely gets here.
+#[inline(never)]
+fn flagged_payloads(
+    r: Region<'_>,
+    low: u32,
+    bucket_bits: u64,
+    shift: u32,
+    buckets: [(u64, u32, u32); 2],
+) -> u64 {
+    let below = ((1u64 << shift) - 1) as u32;
+    let mut found = 0u64;
+    for (i, q, mut flags) in buckets {
+        if flags == 0 {
+            continue;
+        }
+        let pos = i * bucket_bits;
+        let nibbles = DECODE[(r.window(pos) & 0xFFF) as usize] as u32;
+        let lows = pos + INDEX_BITS as u64;
+        while flags != 0 {
+            let k = flags.trailing_zeros();
+            flags &= flags - 1;
+            let part = r.window(lows + u64::from(k * low)) & ((1 << low) - 1);
+            let v = ((nibbles >> (4 * k)) & 15) << low | part as u32;
+            if crate::hash::stretch::matches(v & below, q) {
+                found |= 1 << ((u64::from(v) >> shift) & 63);
+            }
+        }
+    }
+    found
+}
+
 impl Codec for Semi {
     #[inline(always)]
     fn slots(&self) -> usize {
@@ -448,6 +536,33 @@ impl Codec for Semi {
             return false;
         }
         (self.nibbles(r, i1, q1) & e1 | self.nibbles(r, i2, q2) & e2) != 0
+    }
+
+    /// Without decoding: both buckets' low parts, the payload's bits among them masked out,
+    /// tested with [`Fields::prefix_match`] ([`Semi::prefix_flags`]: a stretch slot's marker
+    /// lies in its low part); only when a part answers are the flagged slots read one by one
+    /// ([`flagged_payloads`]).
+    #[inline(always)]
+    fn payloads_prefix(
+        &self,
+        r: Region<'_>,
+        i1: u64,
+        q1: u32,
+        i2: u64,
+        q2: u32,
+        shift: u32,
+    ) -> u64 {
+        let low = self.low;
+        let keep = self.quad.repeat((1 << shift.min(low)) - 1);
+        let (l1, l2) = (split(q1, low).0, split(q2, low).0);
+        let narrow = shift + 2 <= low;
+        let w1 = self.prefix_flags(r, i1, l1, keep, narrow);
+        let w2 = self.prefix_flags(r, i2, l2, keep, narrow);
+        if (w1[0] | w1[1] | w2[0] | w2[1]) == 0 {
+            return 0;
+        }
+        let buckets = [(i1, q1, self.gather(w1)), (i2, q2, self.gather(w2))];
+        flagged_payloads(r, low, self.slots.bucket_bits, shift, buckets)
     }
 
     #[inline(always)]

@@ -42,6 +42,12 @@ impl Fields {
         (self.rep, self.low, self.high)
     }
 
+    /// `v` (below `2^w`) repeated in every field.
+    #[inline(always)]
+    pub(crate) const fn repeat(&self, v: u64) -> u64 {
+        v.wrapping_mul(self.rep)
+    }
+
     /// The top bit of every field of `word` that equals `q` (`q < 2^w`). Bits of `word` above
     /// the fields are ignored.
     ///
@@ -71,6 +77,24 @@ impl Fields {
         let zero = !((diff & self.low).wrapping_add(self.low) | diff) & self.high;
         let nonzero = ((x & self.low).wrapping_add(self.low) | x) & self.high;
         zero & nonzero
+    }
+
+    /// [`prefix_match`](Self::prefix_match) for narrow fields: every bit of `word` outside
+    /// the low `w − 2` bits of its fields is clear, and `q < 2^(w−2)` (a run index's low
+    /// parts, whose top two bits are payload bits masked out). Fewer operations, as the two
+    /// free bits do the work of the general test's masks.
+    ///
+    /// Per field `x`: `(x | top) − 1` cannot borrow out of the field, so `m = x ^ ((x | top) −
+    /// 1)` is, for `x ≠ 0`, the top bit, the marker and every bit below it (bit `w − 2` clear,
+    /// as the marker lies below it), and for `x = 0` the low `w − 1` bits (bit `w − 2` set).
+    /// `bad = ((x ^ q) & !m) | (m & bit w − 2)` is then zero exactly when `x ≠ 0` agrees with
+    /// `q` above its marker, and below `2^(w−1)`, so `bad + (2^(w−1) − 1)` sets the top bit
+    /// exactly when `bad ≠ 0`, without a carry out of the field.
+    #[inline(always)]
+    pub(crate) const fn prefix_match_narrow(&self, word: u64, q: u64) -> u64 {
+        let m = word ^ (word | self.high).wrapping_sub(self.rep);
+        let bad = ((word ^ q.wrapping_mul(self.rep)) & !m) | (m & (self.high >> 1));
+        !bad.wrapping_add(self.low) & self.high
     }
 
     /// [`equal`](Self::equal) for two words at once, each shifted right by `shift` first: the
@@ -230,6 +254,52 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The narrow test flags what the general one does on every word it is made for (the top
+    /// two bits of every field clear, nothing above the fields): random fields, fields that
+    /// answer the query, near misses, empty fields, and every field width with room for a
+    /// marker and a bit above it.
+    #[test]
+    fn narrow_prefix_match_agrees_with_the_general_one() {
+        let model = |v: u64, q: u64| v != 0 && (v ^ q) & !(v ^ (v - 1)) == 0;
+        let mut rng = SplitMix64::new(31);
+        let mut hits = 0u64;
+        for w in 3..=32u32 {
+            for n in 1..=(64 / w).min(4) {
+                let f = Fields::new(n, w);
+                let (mask, narrow) = ((1u64 << w) - 1, (1u64 << (w - 2)) - 1);
+                for _ in 0..3000 {
+                    let q = rng.next_u64() & narrow | 1;
+                    let mut word = 0u64;
+                    for k in 0..n {
+                        let marker = rng.below(u64::from(w - 2)) as u32;
+                        let agree = (q >> (marker + 1) << (marker + 1)) | 1 << marker;
+                        let v = match rng.below(5) {
+                            0 => 0,
+                            1 | 2 => agree,
+                            3 if marker + 3 < w => {
+                                agree
+                                    ^ 1 << (marker
+                                        + 1
+                                        + rng.below(u64::from(w - 3 - marker)) as u32)
+                            }
+                            _ => rng.next_u64() & narrow,
+                        };
+                        word |= v << (k * w);
+                    }
+                    let want = (0..n).fold(0u64, |acc, k| {
+                        let v = (word >> (k * w)) & mask;
+                        acc | ((model(v, q) as u64) << (k * w + w - 1))
+                    });
+                    let got = f.prefix_match_narrow(word, q);
+                    assert_eq!(got, want, "n={n} w={w} q={q:#x} word={word:#x}");
+                    assert_eq!(got, f.prefix_match(word, q), "n={n} w={w}");
+                    hits += u64::from(want != 0);
+                }
+            }
+        }
+        assert!(hits > 10_000, "{hits}");
     }
 
     #[test]
