@@ -174,15 +174,35 @@ impl Slots4 {
         }
     }
 
+    /// Whether the index and two low parts fit one field of [`bits`] (at most 57 bits: low
+    /// parts of up to 22 bits); then a bucket is read and written as two fields, not five.
+    #[inline(always)]
+    const fn halves(&self) -> bool {
+        INDEX_BITS + 2 * self.low <= 57
+    }
+
     fn read(&self, t: &[u8], i: u64) -> Slots {
         let pos = i * self.bucket_bits;
         let base = pos + INDEX_BITS as u64;
-        let at = |k: u64| bits::read(t, base + k * self.low as u64, self.low) as u32;
-        let fps = decode(
-            bits::read(t, pos, INDEX_BITS),
-            [at(0), at(1), at(2), at(3)],
-            self.low,
-        );
+        let (low, m) = (self.low, (1u64 << self.low) - 1);
+        let (index, lows) = if self.halves() {
+            let a = bits::read(t, pos, INDEX_BITS + 2 * low);
+            let b = bits::read(t, base + u64::from(2 * low), 2 * low);
+            let part = |w: u64, k: u32| ((w >> (k * low)) & m) as u32;
+            (
+                a,
+                [
+                    part(a >> INDEX_BITS, 0),
+                    part(a >> INDEX_BITS, 1),
+                    part(b, 0),
+                    part(b, 1),
+                ],
+            )
+        } else {
+            let at = |k: u64| bits::read(t, base + k * low as u64, low) as u32;
+            (bits::read(t, pos, INDEX_BITS), [at(0), at(1), at(2), at(3)])
+        };
+        let fps = decode(index, lows, low);
         let mut s = [0u32; 8];
         s[..4].copy_from_slice(&fps);
         s
@@ -191,10 +211,17 @@ impl Slots4 {
     fn store(&self, t: &mut [u8], i: u64, slots: &Slots) {
         let pos = i * self.bucket_bits;
         let (index, lows) = encode([slots[0], slots[1], slots[2], slots[3]], self.low);
-        bits::write(t, pos, INDEX_BITS, index);
         let base = pos + INDEX_BITS as u64;
-        for (k, l) in lows.into_iter().enumerate() {
-            bits::write(t, base + k as u64 * self.low as u64, self.low, l as u64);
+        let low = self.low;
+        if self.halves() {
+            let pair = |k: usize| u64::from(lows[k]) | u64::from(lows[k + 1]) << low;
+            bits::write(t, pos, INDEX_BITS + 2 * low, index | pair(0) << INDEX_BITS);
+            bits::write(t, base + u64::from(2 * low), 2 * low, pair(2));
+        } else {
+            bits::write(t, pos, INDEX_BITS, index);
+            for (k, l) in lows.into_iter().enumerate() {
+                bits::write(t, base + k as u64 * low as u64, low, l as u64);
+            }
         }
     }
 
