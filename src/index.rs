@@ -22,6 +22,10 @@ use crate::table::{Encoding, Geometry};
 pub const MAX_RUNS: usize = 64;
 
 const ID_BITS: u32 = 6;
+
+/// How many keys ahead a flush asks for a key's buckets ([`RunIndex::add_run`]): the probe's
+/// distance (16 keys: enough misses in flight to cover one to memory).
+const FLUSH_AHEAD: usize = 16;
 const CORE_BITS: u32 = crate::chain::CORE_BITS;
 
 /// The runs that may hold a key, newest first ([`RunIndex::runs_for`]): an iterator over the
@@ -212,12 +216,11 @@ impl RunIndex {
     /// ```
     pub fn add_run(&mut self, run: u64, hashes: &[KeyHash]) -> Result<()> {
         let id = self.free_id(run)?;
-        for &h in hashes {
-            if let Err(e) = self.insert(hash::seeded(h, self.seed), id) {
-                // Nothing of the run stays: its id is free again.
-                self.level.remove_payloads(|p| p == id);
-                return Err(e);
-            }
+        if let Err(e) = self.insert_run(hashes, id) {
+            // Nothing of the run stays: its id is free again. (The splits made for it stay:
+            // a split keeps every entry answering for its keys.)
+            self.level.remove_payloads(|p| p == id);
+            return Err(e);
         }
         self.ids[id as usize] = Some(run);
         self.order.insert(0, run);
@@ -407,6 +410,34 @@ impl RunIndex {
         self.level.payloads_of(s) >> id & 1 == 1
     }
 
+    /// Inserts the entries (payload `id`) of a run's keys, as a flush does, breadth-first as
+    /// the probe's batched flush does (`probes/run-index`, `src/bin/updates.rs`): the level is
+    /// grown first to hold them all at its split load (one pass of splits, not one check per
+    /// key), then each key placed while the buckets of the key [`FLUSH_AHEAD`] places on are
+    /// asked for, so that their misses overlap. A key the search does not place goes through
+    /// [`insert`](Self::insert), which splits further. An error leaves the entries placed so
+    /// far (the caller sweeps them out).
+    fn insert_run(&mut self, hashes: &[KeyHash], id: u32) -> Result<()> {
+        let load = crate::chain::split_load(self.level.geometry().bucket_size());
+        let want = self.level.entries().saturating_add(hashes.len() as u64) as f64;
+        while want > load * self.level.geometry().slots() as f64 {
+            self.level.split()?;
+        }
+        let seed = self.seed;
+        for (j, &h) in hashes.iter().enumerate() {
+            if let Some(&ahead) = hashes.get(j + FLUSH_AHEAD) {
+                self.level.prefetch_seeded(hash::seeded(ahead, seed));
+            }
+            let s = hash::seeded(h, seed);
+            match self.level.insert_payload_within(s, id, self.max_kicks) {
+                // An equal entry (same run) answers for the key already.
+                Ok(()) | Err(Refused::Copies) => {}
+                Err(_) => self.insert(s, id)?,
+            }
+        }
+        Ok(())
+    }
+
     /// Inserts the entry (seeded hash `s`, payload `id`), splitting buckets while the level
     /// is past its load and as long as the search for a free slot fails.
     fn insert(&mut self, s: u64, id: u32) -> Result<()> {
@@ -442,6 +473,67 @@ mod tests {
 
     fn h(i: u64) -> KeyHash {
         KeyHash::of(&i.to_le_bytes())
+    }
+
+    /// Flushes into a level filled to its split load: the flush grows the level for its keys
+    /// first, then places them (prefetching ahead), and every key of every run is found with
+    /// its run, newest first — a run of many keys, one of a single key, one that repeats keys
+    /// of older runs and its own, and one large enough to quadruple the level — and the level is
+    /// back within its load after each flush. Also with a search budget of 8 (a key that
+    /// finds no room at once goes through the splitting insert).
+    #[test]
+    fn flushes_into_a_full_level_keep_every_key() {
+        for kicks in [500, 8] {
+            let mut index = RunIndex::new(Config::new(1_000).seed(5).max_kicks(kicks)).unwrap();
+            let load = crate::chain::split_load(4);
+            let full =
+                |index: &RunIndex| index.len() as f64 / index.level.geometry().slots() as f64;
+            // Fill to the split load with one run (the flush needs no split for it).
+            let mut runs: Vec<(u64, Vec<u64>)> = Vec::new();
+            let n = (load * index.level.geometry().slots() as f64) as u64;
+            let first: Vec<u64> = (0..n).collect();
+            index
+                .add_run(0, &first.iter().map(|&k| h(k)).collect::<Vec<_>>())
+                .unwrap();
+            runs.push((0, first.clone()));
+            // (With a budget of 8 some of its keys may find no room and split buckets.)
+            let least = if kicks == 8 { load - 0.1 } else { load - 0.01 };
+            assert!(full(&index) > least, "kicks {kicks}: {}", full(&index));
+            let buckets = index.level.geometry().num_buckets();
+            let mut next = 1 << 20;
+            let mut fresh = |n: u64| {
+                let v: Vec<u64> = (next..next + n).collect();
+                next += n;
+                v
+            };
+            let mut repeated = fresh(300);
+            repeated.extend(first.iter().step_by(3).copied());
+            repeated.extend(repeated.clone().iter().take(50));
+            for (run, keys) in [
+                (1, fresh(2_000)),
+                (2, fresh(1)),
+                (3, repeated),
+                (4, fresh(3 * buckets * 4)),
+            ] {
+                let hashes: Vec<KeyHash> = keys.iter().map(|&k| h(k)).collect();
+                index.add_run(run, &hashes).unwrap();
+                runs.push((run, keys));
+                assert!(full(&index) <= load + 1e-9, "kicks {kicks} run {run}");
+                let order: Vec<u64> = runs.iter().rev().map(|r| r.0).collect();
+                assert_eq!(index.runs(), &order[..]);
+                for (r, keys) in &runs {
+                    for &k in keys {
+                        let got: Vec<u64> = index.runs_for_hash(h(k)).collect();
+                        assert!(
+                            got.contains(r),
+                            "kicks {kicks}: key {k} of run {r}: {got:?}"
+                        );
+                        assert!(got.windows(2).all(|w| w[0] > w[1]), "{got:?}");
+                    }
+                }
+            }
+            assert!(index.level.geometry().num_buckets() >= 4 * buckets);
+        }
     }
 
     /// Flushes, compactions (keeping most keys, dropping some), drops and lookups against an
