@@ -34,7 +34,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "the owners",
         &[
             "config", "persist", "radix", "compact", "filter", "builder", "stretch", "chain",
-            "checks", "mmap",
+            "checks", "mmap", "index",
         ],
     ),
 ];
