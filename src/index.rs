@@ -18,6 +18,9 @@ use crate::hash::{self, KeyHash};
 use crate::stretch::{Refused, StretchLevel};
 use crate::table::{Encoding, Geometry};
 
+mod file;
+pub use file::MappedRunIndex;
+
 /// The most runs an index describes at once: run ids are 6 bits.
 pub const MAX_RUNS: usize = 64;
 
