@@ -941,3 +941,102 @@ impl std::fmt::Debug for MappedRunIndex {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Config;
+
+    fn worked_example() -> RunIndex {
+        let mut index = RunIndex::new(Config::new(8).seed(0)).unwrap();
+        index
+            .add_run(7, &[KeyHash::of(b"apple"), KeyHash::of(b"banana")])
+            .unwrap();
+        index
+            .add_run(9, &[KeyHash::of(b"cherry"), KeyHash::of(b"apple")])
+            .unwrap();
+        index
+    }
+
+    /// FORMAT.md §12.5's worked example, byte for byte.
+    const WORKED: &str = "\
+        43 55 43 4B 4F 52 49 58 01 00 00 00 80 00 00 00 40 01 00 00 00 00 00 00 00 00 00 00 \
+        01 00 00 00 00 00 00 00 00 00 00 00 7B 14 AE 47 E1 7A 84 3F F4 01 00 00 02 00 00 00 \
+        03 00 00 00 00 00 00 00 04 14 02 05 06 10 00 00 04 00 00 00 00 00 00 00 04 00 00 00 \
+        00 00 00 00 00 00 00 00 00 00 10 00 9D 1F BA 3C 35 2D EE 13 01 00 00 00 CD A2 74 C2 \
+        4E A2 B7 F5 00 00 00 00 00 00 00 00 9D F8 15 98";
+
+    #[test]
+    fn the_worked_example_checks_out() {
+        let index = worked_example();
+        let bytes = index.to_bytes();
+        assert_eq!(bytes.len(), 320);
+        let head: Vec<u8> = WORKED
+            .split_whitespace()
+            .map(|x| u8::from_str_radix(x, 16).unwrap())
+            .collect();
+        assert_eq!(&bytes[..128], &head[..]);
+        // The run table: run 9 (id 1), then run 7 (id 0); the checksum entry; the buckets.
+        assert_eq!(&bytes[128..137], &[9, 0, 0, 0, 0, 0, 0, 0, 1]);
+        assert_eq!(&bytes[144..153], &[7, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert!(
+            bytes[137..144]
+                .iter()
+                .chain(&bytes[153..192])
+                .all(|&b| b == 0)
+        );
+        assert_eq!(&bytes[192..196], &[0x65, 0x42, 0x4F, 0x63]);
+        let mut covered = 256u64.to_le_bytes().to_vec();
+        covered.extend_from_slice(&bytes[256..320]);
+        assert_eq!(crc32fast::hash(&covered), 0x634F_4265);
+        assert_eq!(
+            &bytes[256..266],
+            &[0x00, 0x00, 0x00, 0xD0, 0x0F, 0xF2, 0x0F, 0xF2, 0x0F, 0x06]
+        );
+        assert_eq!(&bytes[282..285], &[0x70, 0x4C, 0x05]);
+        assert!(bytes[266..282].iter().chain(&bytes[285..]).all(|&b| b == 0));
+        // The derivation of "apple" and "date".
+        let geo = index.level.geometry();
+        let slots = geo.stretch_slots().unwrap();
+        let s = hash::seeded(KeyHash::of(b"apple"), 0);
+        assert_eq!(s, 0x83DD_4DBF_CE2F_53F8);
+        let p = stretch::locate(geo.split(), slots, s);
+        assert_eq!(
+            (s >> 59, p.i1, p.q1, p.i2, p.q2),
+            (16, 0, 0x20FF, 1, 0x216D)
+        );
+        with_codec!(geo.layout(), c => {
+            assert_eq!(c.read(index.level.table(), 0)[..4], [0, 0x20FD, 0x20FF, 0x60FF]);
+            assert_eq!(c.read(index.level.table(), 2)[..4], [0, 0, 0, 0x54C7]);
+        });
+        assert_eq!(payloads(&geo, index.level.table(), s), 0b11);
+        assert_eq!(index.runs_for(b"apple").collect::<Vec<_>>(), [9, 7]);
+        assert_eq!(index.runs_for(b"banana").collect::<Vec<_>>(), [7]);
+        assert_eq!(index.runs_for(b"cherry").collect::<Vec<_>>(), [9]);
+        let s = hash::seeded(KeyHash::of(b"date"), 0);
+        let p = stretch::locate(geo.split(), slots, s);
+        assert_eq!(
+            (s >> 59, p.i1, p.q1, p.i2, p.q2),
+            (10, 2, 0x1485, 1, 0x14F7)
+        );
+        assert!(index.runs_for(b"date").is_empty());
+        assert_eq!(RunIndex::runs_digest_of(&[9, 7]), 0x13EE_2D35_3CBA_1F9D);
+    }
+
+    /// A stale index (a compaction failed part-way) is written with the flag, and read back
+    /// stale: every lookup answers every run, owned and mapped.
+    #[test]
+    fn a_stale_index_is_written_stale() {
+        let mut index = worked_example();
+        index.stale = true;
+        let bytes = index.to_bytes();
+        assert_eq!(bytes[24], 1);
+        let read = RunIndex::from_bytes(&bytes).unwrap();
+        assert!(read.is_stale());
+        let mapped = MappedRunIndex::from_shared(bytes.into()).unwrap();
+        for key in [&b"apple"[..], b"date", b"fig"] {
+            assert_eq!(read.runs_for(key).collect::<Vec<_>>(), [9, 7]);
+            assert_eq!(mapped.runs_for(key).collect::<Vec<_>>(), [9, 7]);
+        }
+    }
+}
