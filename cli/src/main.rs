@@ -4,6 +4,7 @@
 
 mod header;
 mod keys;
+mod run_index;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use cuckoo_sst::{Config, Encoding, Error, FilterBuilder, MappedFilter, ScalableCuckooFilter};
@@ -575,6 +576,9 @@ fn percent(rate: f64) -> String {
 }
 
 fn info(a: InfoArgs) -> Outcome {
+    if run_index::is_run_index(&a.file) {
+        return run_index::info(&a.file, a.json, a.no_verify);
+    }
     let file = open(&a.file, false)?;
     let name = shown(&a.file, "standard input");
     let h = Header::read(file.as_bytes())
@@ -740,6 +744,9 @@ fn info(a: InfoArgs) -> Outcome {
 }
 
 fn verify(a: VerifyArgs) -> Outcome {
+    if run_index::is_run_index(&a.file) {
+        return run_index::verify(&a.file);
+    }
     let file = open(&a.file, true)?;
     out(format!(
         "{}: ok — {} bytes, {} items in {} level{}, every checksum and slot checked\n",
