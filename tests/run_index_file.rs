@@ -319,3 +319,71 @@ fn write_golden() {
     index.save(&path).unwrap();
     println!("{}", path.display());
 }
+
+/// A mapped index of several chunks opens without reading its buckets; a lookup checks the
+/// chunks it reads the first time; damage in one chunk makes the lookups that read it answer
+/// every run, while the others answer exactly as the owned index does.
+#[test]
+fn a_damaged_chunk_answers_every_run_and_the_others_answer_exactly() {
+    let mut index = RunIndex::new(Config::new(200_000).seed(5)).unwrap();
+    let mut model: HashMap<u64, Vec<u64>> = HashMap::new();
+    for run in 0..3u64 {
+        let keys: Vec<u64> = (run * 50_000..run * 50_000 + 50_000).collect();
+        let hashes: Vec<KeyHash> = keys.iter().map(|&k| h(k)).collect();
+        index.add_run(run, &hashes).unwrap();
+        model.insert(run, keys);
+    }
+    let mut bytes = index.to_bytes();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.index");
+    let m = MappedRunIndex::open({
+        std::fs::write(&path, &bytes).unwrap();
+        &path
+    })
+    .unwrap();
+    let chunks = m.health().chunks;
+    assert!(chunks >= 4, "{chunks} chunks");
+    assert_eq!((m.health().verified, m.health().damaged), (0, 0));
+    assert!(!m.runs_for_hash(h(7)).is_empty());
+    assert!(m.health().verified >= 1 && m.health().verified <= 4);
+    drop(m);
+
+    // Damage a nonzero byte (so that some entry changes) inside chunk 2 of the bucket region,
+    // which starts after the run table and the checksum table (FORMAT.md §12).
+    let field = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    let (runs, count) = (field(52), field(104));
+    assert_eq!(count as u64, chunks);
+    let region = 128 + (16 * runs).next_multiple_of(64) + (4 * count).next_multiple_of(64);
+    let mut at = region + 2 * (1 << 16) + 1000;
+    while bytes[at] == 0 {
+        at += 1;
+    }
+    bytes[at] ^= 0xFF;
+    std::fs::write(&path, &bytes).unwrap();
+    let m = MappedRunIndex::open(&path).unwrap();
+    let all = index.runs().to_vec();
+    let (mut exact, mut every) = (0, 0);
+    for (run, keys) in &model {
+        for &k in keys {
+            let got: Vec<u64> = m.runs_for_hash(h(k)).collect();
+            assert!(got.contains(run), "key {k} of run {run}: {got:?}");
+            let want: Vec<u64> = index.runs_for_hash(h(k)).collect();
+            if got == want {
+                exact += 1;
+            } else {
+                assert_eq!(got, all, "key {k}");
+                every += 1;
+            }
+        }
+    }
+    assert!(
+        every > 0 && exact > every * 3,
+        "{exact} exact, {every} every run"
+    );
+    let health = m.health();
+    assert_eq!((health.chunks, health.damaged), (chunks, 1));
+    assert_eq!(health.verified, chunks - 1);
+    let e = m.verify().unwrap_err();
+    assert!(e.to_string().contains("chunk 2"), "{e}");
+    assert!(RunIndex::from_bytes(&bytes).is_err());
+}
