@@ -387,3 +387,85 @@ fn a_damaged_chunk_answers_every_run_and_the_others_answer_exactly() {
     assert!(e.to_string().contains("chunk 2"), "{e}");
     assert!(RunIndex::from_bytes(&bytes).is_err());
 }
+
+/// Every state of a random sequence of flushes, compactions and drops is written, read back
+/// (owned and mapped) byte for byte and with the same answers, and never loses a key; an
+/// index read back goes on as the original does (the same bytes after the same operations).
+#[test]
+fn every_state_of_a_random_history_reads_back() {
+    let mut index = RunIndex::new(Config::new(1000).seed(11)).unwrap();
+    let mut model: HashMap<u64, Vec<u64>> = HashMap::new();
+    let mut order: Vec<u64> = Vec::new();
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let mut below = |n: u64| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng % n
+    };
+    let (mut next_run, mut next_key) = (1u64, 0u64);
+    for step in 0..120 {
+        match below(10) {
+            0..6 if order.len() < 64 => {
+                let n = below(300) + 1;
+                let keys: Vec<u64> = (next_key..next_key + n).collect();
+                next_key += n;
+                let hashes: Vec<KeyHash> = keys.iter().map(|&k| h(k)).collect();
+                index.add_run(next_run, &hashes).unwrap();
+                model.insert(next_run, keys);
+                order.insert(0, next_run);
+                next_run += 1;
+            }
+            6..9 if order.len() >= 2 => {
+                let at = below(order.len() as u64 - 1) as usize;
+                let merged = order[at..at + 2].to_vec();
+                let mut keys: Vec<u64> = merged.iter().flat_map(|r| model[r].clone()).collect();
+                keys.retain(|k| k % 5 != 0);
+                let hashes: Vec<KeyHash> = keys.iter().map(|&k| h(k)).collect();
+                index.compact(&merged, next_run, &hashes).unwrap();
+                for r in &merged {
+                    model.remove(r);
+                }
+                model.insert(next_run, keys);
+                order.splice(at..at + 2, [next_run]);
+                next_run += 1;
+            }
+            _ if !order.is_empty() => {
+                let r = order.remove(below(order.len() as u64) as usize);
+                assert!(index.drop_run(r));
+                model.remove(&r);
+            }
+            _ => {}
+        }
+        let bytes = index.to_bytes();
+        let read = RunIndex::from_bytes(&bytes).unwrap_or_else(|e| panic!("step {step}: {e}"));
+        assert_eq!(read.to_bytes(), bytes, "step {step}");
+        let mapped = MappedRunIndex::from_shared(bytes.into()).unwrap();
+        mapped.verify().unwrap();
+        assert!(
+            read.describes(&order) && mapped.describes(&order),
+            "step {step}"
+        );
+        no_false_negative(&model, |k| mapped.runs_for_hash(k).collect()).unwrap();
+        for i in 0..300 {
+            let k = h(below(next_key + 1000));
+            let want: Vec<u64> = index.runs_for_hash(k).collect();
+            assert_eq!(
+                read.runs_for_hash(k).collect::<Vec<_>>(),
+                want,
+                "step {step} {i}"
+            );
+            assert_eq!(
+                mapped.runs_for_hash(k).collect::<Vec<_>>(),
+                want,
+                "step {step} {i}"
+            );
+        }
+        if step % 20 == 19 {
+            // The copy read back goes on as the original.
+            index = read;
+        }
+    }
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<MappedRunIndex>();
+}
