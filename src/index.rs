@@ -10,7 +10,8 @@
 //! keeps the new run's id in place and sweeps out what is left of the merged runs; a dropped
 //! run is swept out.
 //!
-//! In memory only so far; the file format, the C ABI and the CLI come next.
+//! Its file is FORMAT.md §12 (`index/file.rs`: `to_bytes`, `save`, `from_bytes`,
+//! [`MappedRunIndex`]); the C ABI comes next.
 
 use crate::config::Config;
 use crate::error::{Error, Result};
