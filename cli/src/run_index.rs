@@ -1,4 +1,5 @@
-//! `info` and `verify` for a run-index file (FORMAT.md §12): recognized by its magic, opened
+//! `info` and `verify` for a run-index file (FORMAT.md §12): recognized by its magic (on a path
+//! or standard input), opened
 //! with `MappedRunIndex` (header, run table and checksum table checked at open), its header
 //! fields read here from the bytes as §12.1 lays them out.
 
@@ -8,19 +9,50 @@ use serde_json::json;
 use std::fmt::Write as _;
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
 /// FORMAT.md §12.1: a run-index file's first eight bytes.
 const MAGIC: &[u8; 8] = b"CUCKORIX";
 
-/// Whether the file at `path` (not standard input) starts with a run index's magic.
-pub fn is_run_index(path: &Path) -> bool {
+/// What `info` and `verify` were given.
+pub enum Input {
+    /// A run-index file (from a path, or standard input), opened.
+    Index(Box<MappedRunIndex>),
+    /// Standard input's bytes, not a run index: a filter, or nothing the tool reads.
+    Stdin(Arc<[u8]>),
+    /// A path to a file that does not start with a run index's magic (or cannot be read:
+    /// the filter reader says why).
+    Filter,
+}
+
+/// Sorts the input at `path`: a run index is recognized by its magic, read from the file's
+/// first bytes or from standard input (which is read whole, once).
+pub fn input(path: &Path) -> Result<Input, Failure> {
     if crate::is_std(path) {
-        return false;
+        let bytes: Arc<[u8]> = crate::read_input(path)?.into();
+        if !bytes.starts_with(MAGIC) {
+            return Ok(Input::Stdin(bytes));
+        }
+        let name = crate::shown(path, "standard input");
+        return MappedRunIndex::from_shared(Arc::clone(&bytes))
+            .map(|index| Input::Index(Box::new(index)))
+            .map_err(|e| failure(&name, Some(&bytes), e));
     }
     let mut head = [0u8; 8];
-    std::fs::File::open(path)
+    let is_index = std::fs::File::open(path)
         .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok_and(|()| &head == MAGIC)
+        .is_ok_and(|()| &head == MAGIC);
+    if !is_index {
+        return Ok(Input::Filter);
+    }
+    crate::check_readable_file(path)?;
+    let p = path.display().to_string();
+    MappedRunIndex::open(path)
+        .map(|index| Input::Index(Box::new(index)))
+        .map_err(|e| {
+            let head = crate::read_head(path);
+            failure(&p, head.as_deref(), e)
+        })
 }
 
 /// The header fields `info` shows (FORMAT.md §12.1), from bytes the library accepted.
@@ -145,18 +177,9 @@ fn failure(p: &str, bytes: Option<&[u8]>, e: Error) -> Failure {
     }
 }
 
-fn open(path: &Path) -> Result<MappedRunIndex, Failure> {
-    let p = path.display().to_string();
-    MappedRunIndex::open(path).map_err(|e| {
-        let head = crate::read_head(path);
-        failure(&p, head.as_deref(), e)
-    })
-}
-
 /// `info` of a run-index file: its header, runs, space and checksum state.
-pub fn info(path: &Path, json_out: bool, no_verify: bool) -> Outcome {
-    let index = open(path)?;
-    let name = path.display().to_string();
+pub fn info(path: &Path, index: &MappedRunIndex, json_out: bool, no_verify: bool) -> Outcome {
+    let name = crate::shown(path, "standard input");
     let bytes = index.as_bytes();
     let f = Fields::read(bytes);
     let check = (!no_verify).then(|| index.verify().map_err(|e| failure(&name, Some(bytes), e)));
@@ -278,9 +301,8 @@ pub fn info(path: &Path, json_out: bool, no_verify: bool) -> Outcome {
 }
 
 /// `verify` of a run-index file: every checksum and slot.
-pub fn verify(path: &Path) -> Outcome {
-    let index = open(path)?;
-    let name = path.display().to_string();
+pub fn verify(path: &Path, index: &MappedRunIndex) -> Outcome {
+    let name = crate::shown(path, "standard input");
     index
         .verify()
         .map_err(|e| failure(&name, Some(index.as_bytes()), e))?;

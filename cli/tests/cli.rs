@@ -805,6 +805,21 @@ fn info_and_verify_recognize_a_run_index() {
     assert!(ok.stdout.contains("for 3 runs"), "{}", ok.stdout);
 
     let whole = std::fs::read(&file).unwrap();
+    // On standard input too.
+    let piped = run(&["verify", "-"], &whole);
+    assert_eq!(piped.code, 0, "{}", piped.stderr);
+    assert!(
+        piped.stdout.starts_with("standard input: ok — run index"),
+        "{}",
+        piped.stdout
+    );
+    let piped = run(&["info", "-"], &whole);
+    assert!(
+        piped.stdout.contains("run index of 3 runs"),
+        "{}",
+        piped.stdout
+    );
+    fails(&run(&["verify", "-"], &whole[..300]), 1, "truncated");
     for (at, names) in [
         (whole.len() - 100, "level 0 chunk"),
         (130, "run table"),
