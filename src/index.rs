@@ -10,13 +10,17 @@
 //! keeps the new run's id in place and sweeps out what is left of the merged runs; a dropped
 //! run is swept out.
 //!
-//! In memory only so far; the file format, the C ABI and the CLI come next.
+//! Its file is FORMAT.md §12 (`index/file.rs`: `to_bytes`, `save`, `from_bytes`,
+//! [`MappedRunIndex`]); the C ABI comes next.
 
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::hash::{self, KeyHash};
 use crate::stretch::{Refused, StretchLevel};
 use crate::table::{Encoding, Geometry};
+
+mod file;
+pub use file::MappedRunIndex;
 
 /// The most runs an index describes at once: run ids are 6 bits.
 pub const MAX_RUNS: usize = 64;

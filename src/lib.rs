@@ -105,7 +105,7 @@ pub use config::{
 pub use error::{Error, Result};
 pub use filter::CuckooFilter;
 pub use hash::KeyHash;
-pub use index::{MAX_RUNS, RunIndex, Runs};
+pub use index::{MAX_RUNS, MappedRunIndex, RunIndex, Runs};
 pub use mmap::MappedFilter;
 pub use table::Encoding;
 pub use view::FilterRef;

@@ -179,6 +179,59 @@ fn short_file(head: &[u8], len: u64) -> Error {
     }
 }
 
+/// The bytes of a file of another kind than a filter (a run index, FORMAT.md §12), for a
+/// reader that checks them itself: mapped, as [`MappedFilter::open_unverified`] maps a filter
+/// (the same contract: the file must not change while it is mapped), or held by the caller.
+pub(crate) enum FileBytes {
+    /// Mapped from a file ([`map_file`]).
+    Mapped(Mmap),
+    /// Read, for a file too short to be worth mapping (an empty file cannot be mapped
+    /// everywhere).
+    Read(Vec<u8>),
+    /// Shared with the caller.
+    Shared(Arc<[u8]>),
+}
+
+impl FileBytes {
+    /// The bytes.
+    #[inline]
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        match self {
+            FileBytes::Mapped(map) => map,
+            FileBytes::Read(bytes) => bytes,
+            FileBytes::Shared(bytes) => bytes,
+        }
+    }
+
+    /// How they are held, for `Debug`.
+    pub(crate) fn storage(&self) -> &'static str {
+        match self {
+            FileBytes::Mapped(_) => "mapped",
+            FileBytes::Read(_) => "read",
+            FileBytes::Shared(_) => "shared",
+        }
+    }
+}
+
+/// Maps the whole regular file at `path` (a directory, device or pipe is refused as by
+/// [`MappedFilter::open`]); a file shorter than `min` bytes is read instead.
+pub(crate) fn map_file(path: &Path, min: u64) -> Result<FileBytes> {
+    let (mut file, len) = open_regular(path)?;
+    if len < min {
+        let mut bytes = vec![0u8; len as usize];
+        let got = read_up_to(&mut file, &mut bytes)?;
+        bytes.truncate(got);
+        return Ok(FileBytes::Read(bytes));
+    }
+    // SAFETY: as in `MappedFilter::open_unverified`: the crate never writes into an existing
+    // file it saved (saving renames a new file over the path; the mapping keeps the old inode),
+    // and the callers' types document the contract for other writers (a change made under the
+    // mapping is undefined behaviour). Every read goes through slices bounded by the mapping's
+    // length, checked by the caller's decoder before use.
+    let map = unsafe { Mmap::map(&file)? };
+    Ok(FileBytes::Mapped(map))
+}
+
 impl MappedFilter {
     /// Maps `path` and checks all of it: header, level table, every checksum (FORMAT.md §7).
     /// Reads the whole file once, at the speed of CRC-32.

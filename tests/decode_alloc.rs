@@ -4,7 +4,8 @@
 //! `ScalableCuckooFilter::from_bytes` and `MappedFilter::read` take an input — the committed
 //! fuzz corpora, valid files, headers whose length fields lie (with valid checksums), and
 //! thousands of random field changes, chains of the most levels a file may hold — and holds it
-//! to the input's length plus 64 KiB; a one-shot compact lookup allocates nothing.
+//! to the input's length plus 64 KiB; a one-shot compact lookup allocates nothing. Run-index
+//! files (FORMAT.md §12) are held to the same bound by their readers.
 
 mod common;
 
@@ -454,4 +455,96 @@ fn a_one_shot_compact_lookup_allocates_nothing_whatever_the_block_size() {
             }
         }
     }
+}
+
+/// A run-index file (FORMAT.md §12) with its header's CRC recomputed after a change.
+fn resign_run_index(b: &mut [u8]) {
+    let crc = crc32fast::hash(&b[..124]);
+    b[124..128].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// Run-index files: a valid one decodes within its size, and header fields set to lies
+/// (header CRC recomputed) — huge bucket counts, lengths, counts, run counts, and a
+/// 2^32-bucket level whose chunk count and file length agree with it — are refused before
+/// anything in proportion to them, or to the input, is allocated, by `RunIndex::from_bytes`,
+/// `MappedRunIndex::from_shared` and `MappedRunIndex::open`.
+#[test]
+fn run_index_lies_allocate_nothing_in_proportion() {
+    use cuckoo_sst::{KeyHash, MappedRunIndex, RunIndex};
+    let mut small = RunIndex::new(Config::new(2000)).unwrap();
+    for run in 0..5u64 {
+        let keys: Vec<KeyHash> = (run * 300..run * 300 + 300)
+            .map(|i| KeyHash::of(&i.to_le_bytes()))
+            .collect();
+        small.add_run(run, &keys).unwrap();
+    }
+    let large = RunIndex::new(Config::new(300_000)).unwrap().to_bytes();
+    assert!(large.len() > 512 << 10, "{} bytes", large.len());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.index");
+    let mut cases = 0;
+    for base in [small.to_bytes(), large] {
+        let (r, p) = peak_of(|| RunIndex::from_bytes(&base).is_ok());
+        assert!(r && p <= base.len() + SLACK, "a valid index took {p} bytes");
+        let mut lies: Vec<(String, Vec<u8>)> = Vec::new();
+        for v in [
+            u64::MAX,
+            1 << 63,
+            1 << 40,
+            1 << 34,
+            1 << 32,
+            u32::MAX as u64,
+            1 << 31,
+            base.len() as u64 * 1000,
+        ] {
+            for (name, at, width) in [
+                ("file_len", 16, 8),
+                ("num_buckets", 56, 8),
+                ("key_count", 72, 8),
+                ("entry_count", 80, 8),
+                ("precision", 88, 8),
+                ("run_count", 52, 4),
+                ("chunk_count", 104, 4),
+            ] {
+                let mut b = base.clone();
+                b[at..at + width].copy_from_slice(&v.to_le_bytes()[..width]);
+                resign_run_index(&mut b);
+                if b != base {
+                    // (a value whose low bytes are the field's own changes nothing)
+                    lies.push((format!("{name} {v}"), b));
+                }
+            }
+        }
+        // Consistent lies: 2^32 buckets, with the chunk count and file length they imply.
+        let mut b = base.clone();
+        let bucket_bits = 4 * u64::from(base[65]) - 4; // semi-sorted buckets of 4
+        let region = (((1u64 << 32) * bucket_bits).div_ceil(8) + 16).next_multiple_of(64);
+        let chunks = region.div_ceil(1 << 16);
+        let runs = u32::from_le_bytes(base[52..56].try_into().unwrap()) as u64;
+        b[56..64].copy_from_slice(&(1u64 << 32).to_le_bytes());
+        b[104..108].copy_from_slice(&(chunks as u32).to_le_bytes());
+        let len =
+            128 + (16 * runs).next_multiple_of(64) + (4 * chunks).next_multiple_of(64) + region;
+        b[16..24].copy_from_slice(&len.to_le_bytes());
+        resign_run_index(&mut b);
+        lies.push(("a consistent 2^32-bucket level".into(), b));
+        for (what, bytes) in lies {
+            let (r, p) = peak_of(|| RunIndex::from_bytes(&bytes).is_err());
+            assert!(r, "{what}: accepted");
+            assert!(p <= SLACK, "{what}: RunIndex::from_bytes took {p} bytes");
+            let shared: std::sync::Arc<[u8]> = bytes.clone().into();
+            // A lie about the counts passes the checks made at open and fails `verify`.
+            let (m, p) = peak_of(|| MappedRunIndex::from_shared(shared));
+            assert!(p <= SLACK, "{what}: from_shared took {p} bytes");
+            assert!(m.is_err() || m.is_ok_and(|m| m.verify().is_err()), "{what}");
+            if cases % 4 == 0 || bytes.len() < SLACK {
+                std::fs::write(&path, &bytes).unwrap();
+                let (m, p) = peak_of(|| MappedRunIndex::open(&path));
+                assert!(p <= SLACK, "{what}: open took {p} bytes");
+                assert!(m.is_err() || m.is_ok_and(|m| m.verify().is_err()), "{what}");
+            }
+            cases += 1;
+        }
+    }
+    assert!(cases > 100, "{cases}");
 }

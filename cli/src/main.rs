@@ -4,6 +4,7 @@
 
 mod header;
 mod keys;
+mod run_index;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use cuckoo_sst::{Config, Encoding, Error, FilterBuilder, MappedFilter, ScalableCuckooFilter};
@@ -280,17 +281,7 @@ fn io_msg(e: &io::Error) -> String {
 /// checks every checksum and slot first.
 fn open(path: &Path, verified: bool) -> Result<MappedFilter, Failure> {
     if is_std(path) {
-        let bytes: Arc<[u8]> = read_input(path)?.into();
-        let name = shown(path, "standard input");
-        let opened = MappedFilter::from_shared(Arc::clone(&bytes));
-        let opened = opened.and_then(|f| {
-            if verified {
-                f.verify().map(|()| f)
-            } else {
-                Ok(f)
-            }
-        });
-        return opened.map_err(|e| failure(&name, Some(&bytes), e));
+        return open_shared(path, read_input(path)?.into(), verified);
     }
     check_readable_file(path)?;
     let opened = if verified {
@@ -299,6 +290,20 @@ fn open(path: &Path, verified: bool) -> Result<MappedFilter, Failure> {
         MappedFilter::open_unverified(path)
     };
     opened.map_err(|e| failure(&path.display().to_string(), read_head(path).as_deref(), e))
+}
+
+/// [`open`] for the bytes of standard input, already read.
+fn open_shared(path: &Path, bytes: Arc<[u8]>, verified: bool) -> Result<MappedFilter, Failure> {
+    let name = shown(path, "standard input");
+    let opened = MappedFilter::from_shared(Arc::clone(&bytes));
+    let opened = opened.and_then(|f| {
+        if verified {
+            f.verify().map(|()| f)
+        } else {
+            Ok(f)
+        }
+    });
+    opened.map_err(|e| failure(&name, Some(&bytes), e))
 }
 
 /// Sorts a library error about the filter file named `p` (whose first bytes, if they could be
@@ -575,7 +580,13 @@ fn percent(rate: f64) -> String {
 }
 
 fn info(a: InfoArgs) -> Outcome {
-    let file = open(&a.file, false)?;
+    let file = match run_index::input(&a.file)? {
+        run_index::Input::Index(index) => {
+            return run_index::info(&a.file, &index, a.json, a.no_verify);
+        }
+        run_index::Input::Stdin(bytes) => open_shared(&a.file, bytes, false)?,
+        run_index::Input::Filter => open(&a.file, false)?,
+    };
     let name = shown(&a.file, "standard input");
     let h = Header::read(file.as_bytes())
         .ok_or_else(|| Failure::Damaged(format!("{name}: header unreadable")))?;
@@ -740,7 +751,11 @@ fn info(a: InfoArgs) -> Outcome {
 }
 
 fn verify(a: VerifyArgs) -> Outcome {
-    let file = open(&a.file, true)?;
+    let file = match run_index::input(&a.file)? {
+        run_index::Input::Index(index) => return run_index::verify(&a.file, &index),
+        run_index::Input::Stdin(bytes) => open_shared(&a.file, bytes, true)?,
+        run_index::Input::Filter => open(&a.file, true)?,
+    };
     out(format!(
         "{}: ok — {} bytes, {} items in {} level{}, every checksum and slot checked\n",
         shown(&a.file, "standard input"),

@@ -764,3 +764,86 @@ fn duplicates_count_once_and_an_empty_input_gives_an_empty_filter() {
     assert_eq!(run(&["query", &out, "x"], b"").stdout, "absent\n");
     let _ = PathBuf::from(out);
 }
+
+/// A run-index file (FORMAT.md §12) is recognized by `info` and `verify`: its runs, layout and
+/// checksum state shown, damage named with the bytes it lies in (exit 1).
+#[test]
+fn info_and_verify_recognize_a_run_index() {
+    use cuckoo_sst::{Config, KeyHash, RunIndex};
+    let dir = tempfile::tempdir().unwrap();
+    let file = path(dir.path(), "runs.index");
+    let mut index = RunIndex::new(Config::new(5000).seed(9)).unwrap();
+    for run in [3u64, 4, 8] {
+        let keys: Vec<KeyHash> = (run * 1000..run * 1000 + 900)
+            .map(|i| KeyHash::of(&i.to_le_bytes()))
+            .collect();
+        index.add_run(run, &keys).unwrap();
+    }
+    index.save(&file).unwrap();
+    let info = run(&["info", &file], b"");
+    assert_eq!(info.code, 0, "{}", info.stderr);
+    for says in [
+        "run index version 1",
+        "run index of 3 runs",
+        "8, 4, 3 (newest first",
+        "keys          2700",
+        "ok (every checksum and slot checked)",
+    ] {
+        assert!(info.stdout.contains(says), "{says:?} in {}", info.stdout);
+    }
+    let json = run(&["info", "--json", &file], b"");
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v["kind"], "run index");
+    assert_eq!(v["runs"], serde_json::json!([8, 4, 3]));
+    assert_eq!(v["keys"], 2700);
+    assert_eq!(v["stale"], false);
+    assert_eq!(v["checksums"], "ok");
+    let ok = run(&["verify", &file], b"");
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert!(ok.stdout.contains("ok — run index"), "{}", ok.stdout);
+    assert!(ok.stdout.contains("for 3 runs"), "{}", ok.stdout);
+
+    let whole = std::fs::read(&file).unwrap();
+    // On standard input too.
+    let piped = run(&["verify", "-"], &whole);
+    assert_eq!(piped.code, 0, "{}", piped.stderr);
+    assert!(
+        piped.stdout.starts_with("standard input: ok — run index"),
+        "{}",
+        piped.stdout
+    );
+    let piped = run(&["info", "-"], &whole);
+    assert!(
+        piped.stdout.contains("run index of 3 runs"),
+        "{}",
+        piped.stdout
+    );
+    fails(&run(&["verify", "-"], &whole[..300]), 1, "truncated");
+    for (at, names) in [
+        (whole.len() - 100, "level 0 chunk"),
+        (130, "run table"),
+        (20, "header"),
+        (8, "newer than this build reads"),
+    ] {
+        let mut bytes = whole.clone();
+        bytes[at] ^= 0x10;
+        let damaged = path(dir.path(), "damaged.index");
+        std::fs::write(&damaged, &bytes).unwrap();
+        let r = run(&["verify", &damaged], b"");
+        fails(&r, 1, names);
+        let range = r.stderr.rsplit("(bytes ").next().unwrap();
+        let (a, b) = range
+            .trim_end()
+            .trim_end_matches(')')
+            .split_once("..")
+            .unwrap();
+        let (a, b): (usize, usize) = (a.parse().unwrap(), b.parse().unwrap());
+        assert!((a..b).contains(&at), "{at} in {a}..{b}: {}", r.stderr);
+        let info = run(&["info", &damaged], b"");
+        assert_eq!(info.code, 1, "{}", info.stderr);
+        if names == "level 0 chunk" {
+            assert!(info.stdout.contains("DAMAGED"), "{}", info.stdout);
+        }
+    }
+}
