@@ -892,10 +892,12 @@ impl MappedRunIndex {
         } else {
             payloads(&p.geo, self.region(), seeded)
         };
+        let mask = found & self.live;
         Runs {
             order: &p.order,
             ids: &p.order_ids,
-            mask: found & self.live,
+            mask,
+            left: mask,
             at: 0,
         }
     }
