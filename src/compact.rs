@@ -708,22 +708,30 @@ fn header_v1(geo: &Geometry, k: u8) -> [u8; HEADER_LEN] {
 /// [`V2_SEED_INDICES`]) and the bytes `buckets` that hold its buckets (none for an empty
 /// filter): the header, its check over the header and the block's length, and the buckets.
 fn encode_v2(geo: &Geometry, k: u8, buckets: &[u8]) -> Vec<u8> {
-    let (e, b, f) = V2_DEFAULT;
-    let named = (geo.encoding(), geo.bucket_size(), geo.fp_bits()) != (e, b, f);
-    let mut out = Vec::with_capacity(HEADER_LEN_V2_LAYOUT + buckets.len());
-    out.push(MAGIC_V2);
-    out.push(k | if named { V2_LAYOUT_FLAG } else { 0 });
-    if named {
-        let [_, layout, f, _] = header_v1(geo, k);
-        out.extend_from_slice(&[layout, f]);
-    }
-    let mut word = u32::from(out[0]) | u32::from(out[1]) << 8;
-    if let [_, _, layout, f] = out[..] {
-        word |= u32::from(layout) << 16 | u32::from(f) << 24;
-    }
-    out[1] |= check_of((out.len() + buckets.len()) as u64, word) << 4;
+    let (header, header_len) = header_v2(geo, k, buckets.len());
+    let mut out = Vec::with_capacity(header_len + buckets.len());
+    out.extend_from_slice(&header[..header_len]);
     out.extend_from_slice(buckets);
     out
+}
+
+/// The header of a version-2 block of the layout of `geo` and seed index `k` whose buckets
+/// take `buckets_len` bytes: its bytes (the first of the returned length) with the check over
+/// them and the block's length.
+fn header_v2(geo: &Geometry, k: u8, buckets_len: usize) -> ([u8; HEADER_LEN_V2_LAYOUT], usize) {
+    let (e, b, f) = V2_DEFAULT;
+    let named = (geo.encoding(), geo.bucket_size(), geo.fp_bits()) != (e, b, f);
+    let mut h = [MAGIC_V2, k | if named { V2_LAYOUT_FLAG } else { 0 }, 0, 0];
+    let len = if named {
+        let [_, layout, f, _] = header_v1(geo, k);
+        h[2..].copy_from_slice(&[layout, f]);
+        HEADER_LEN_V2_LAYOUT
+    } else {
+        HEADER_LEN_V2
+    };
+    let word = u32::from_le_bytes(h);
+    h[1] |= check_of((len + buckets_len) as u64, word) << 4;
+    (h, len)
 }
 
 /// The compact block of a table of the classic derivation (an even number of buckets, seed
@@ -766,7 +774,6 @@ pub(crate) fn build_exact(config: &Config, hashes: &[u64]) -> Result<Option<Vec<
         ((n as f64 / (f64::from(b) * 0.98)).ceil() as u64, 4)
     };
     m = m.max(2);
-    let bucket_bits = encoding.bucket_bits(b, f);
     // One scratch placement a thread, kept between blocks: a filter policy builds thousands of
     // small blocks, and allocating the search's arrays for each cost more than the search.
     thread_local! {
@@ -790,27 +797,7 @@ pub(crate) fn build_exact(config: &Config, hashes: &[u64]) -> Result<Option<Vec<
                     (s.i1 as u32, s.i2 as u32, s.fp)
                 }));
                 if place.solve(m as usize, b as usize) {
-                    let mut t = TableBuf::zeroed(geo.table_bytes())?;
-                    let tb = t.bytes_mut();
-                    let bs = b as usize;
-                    // Each bucket stored once from its members (a semi-sorted bucket is encoded
-                    // once a bucket, not once a key).
-                    with_codec!(geo.layout(), c => {
-                        for j in 0..m as usize {
-                            let load = usize::from(place.load[j]);
-                            if load == 0 {
-                                continue;
-                            }
-                            let mut slots = [0u32; 8];
-                            let members = &place.members[j * bs..j * bs + load];
-                            for (slot, &key) in slots.iter_mut().zip(members) {
-                                *slot = place.keys[key as usize].2;
-                            }
-                            c.store_all(tb, j as u64, &slots);
-                        }
-                    });
-                    let used = (m * bucket_bits).div_ceil(8) as usize;
-                    return Ok(Some(encode_v2(&layout, k, &t.bytes()[..used])));
+                    return Ok(Some(place.emit(&layout, &geo, k, m)?));
                 }
             }
             m += 1;
@@ -840,6 +827,43 @@ struct Placement {
 }
 
 impl Placement {
+    /// The version-2 block of the placement [`solve`](Self::solve) found for `m` buckets with
+    /// seed index `k`, in `layout`; `geo` is the table of the next even count that stores it.
+    /// The buckets are stored straight into the block, each once from its members (a
+    /// semi-sorted bucket is encoded once a bucket, not once a key), behind room for the
+    /// header; the table's padding past them is cut off.
+    fn emit(&self, layout: &Geometry, geo: &Geometry, k: u8, m: u64) -> Result<Vec<u8>> {
+        let bs = geo.bucket_size() as usize;
+        let used =
+            (m * geo.encoding().bucket_bits(geo.bucket_size(), geo.fp_bits())).div_ceil(8) as usize;
+        let (header, header_len) = header_v2(layout, k, used);
+        let total = header_len + geo.table_bytes();
+        let mut out = Vec::new();
+        out.try_reserve_exact(total)
+            .map_err(|_| Error::OutOfMemory {
+                bytes: total as u64,
+            })?;
+        out.resize(total, 0);
+        let tb = &mut out[header_len..];
+        with_codec!(geo.layout(), c => {
+            for j in 0..m as usize {
+                let load = usize::from(self.load[j]);
+                if load == 0 {
+                    continue;
+                }
+                let mut slots = [0u32; 8];
+                let members = &self.members[j * bs..j * bs + load];
+                for (slot, &key) in slots.iter_mut().zip(members) {
+                    *slot = self.keys[key as usize].2;
+                }
+                c.store_all(tb, j as u64, &slots);
+            }
+        });
+        out.truncate(header_len + used);
+        out[..header_len].copy_from_slice(&header[..header_len]);
+        Ok(out)
+    }
+
     /// Places every key; false if some key cannot be (then no placement exists).
     fn solve(&mut self, m: usize, b: usize) -> bool {
         self.at.clear();

@@ -761,6 +761,9 @@ enum BuilderState {
 /// as [`FilterBuilder::new`] does.
 const RESERVE_MAX: u64 = 1 << 27;
 
+/// The fewest hashes a builder reserves room for (512 bytes), whatever the hint.
+const RESERVE_MIN: u64 = 64;
+
 /// A builder for the keys to come, following `config` (NULL: the defaults). NULL if the
 /// memory for it cannot be had (the message says so). Invalid settings are reported when it
 /// finishes.
@@ -780,7 +783,9 @@ pub unsafe extern "C" fn cksst_builder_new(config: *const cksst_config) -> *mut 
                 let mut hashes = Vec::new();
                 // Only a hint: where even the address space cannot be had, keys reserve their
                 // own as they come.
-                let _ = hashes.try_reserve_exact(hint.min(RESERVE_MAX) as usize);
+                // At least RESERVE_MIN: a filter policy's builder, made with no hint for a
+                // block of a few dozen keys, would otherwise grow its vector five times.
+                let _ = hashes.try_reserve_exact(hint.clamp(RESERVE_MIN, RESERVE_MAX) as usize);
                 BuilderState::Adding {
                     config: c,
                     seed,

@@ -119,16 +119,31 @@ char *cksst_leveldb_compact_build(const char *const *keys, const size_t *lens, i
       rc = cksst_builder_add_key(builder, (const uint8_t *)keys[i], lens[i]);
     }
     if (rc == CKSST_OK) {
-      /* Capacity 0 asks for the length; the builder keeps the block for the second call. */
-      rc = cksst_builder_finish_compact_into(builder, NULL, 0, &need);
-      if (rc == CKSST_ERR_BUFFER_TOO_SMALL && need > 0) {
-        out = (char *)malloc(need);
-        rc = out == NULL ? CKSST_ERR_OUT_OF_MEMORY
-                         : cksst_builder_finish_compact_into(builder, (uint8_t *)out, need,
-                                                             &got);
-      } else if (rc == CKSST_OK) {
-        /* A block of 0 bytes fitted in no buffer: impossible (the header alone is 4). */
-        rc = CKSST_ERR_INTERNAL;
+      /* One call into a buffer of a bound that holds every default block (FORMAT.md §11.5:
+       * 36-bit buckets of 4 keys are 9 bits a key, at most about 10 with the search's spare
+       * buckets; 16 bits a key and 16 bytes leave room). Only a block past the bound (a
+       * layout other than the default) takes the second call, with the length the first
+       * reported: an error path costs a formatted message, which a policy building a block
+       * every few dozen keys should not pay for each. */
+      size_t bound = 16 + 2 * (size_t)(n > 0 ? n : 0);
+      out = (char *)malloc(bound);
+      if (out == NULL) {
+        rc = CKSST_ERR_OUT_OF_MEMORY;
+      } else {
+        rc = cksst_builder_finish_compact_into(builder, (uint8_t *)out, bound, &need);
+        got = need;
+        if (rc == CKSST_ERR_BUFFER_TOO_SMALL && need > bound) {
+          char *bigger = (char *)realloc(out, need);
+          if (bigger == NULL) {
+            rc = CKSST_ERR_OUT_OF_MEMORY;
+          } else {
+            out = bigger;
+            rc = cksst_builder_finish_compact_into(builder, (uint8_t *)out, need, &got);
+          }
+        } else if (rc == CKSST_OK && need == 0) {
+          /* A block of 0 bytes: impossible (the header alone is 2). */
+          rc = CKSST_ERR_INTERNAL;
+        }
       }
     }
     cksst_builder_free(builder);
