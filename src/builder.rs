@@ -112,6 +112,25 @@ impl FilterBuilder {
         self.hashes.push(h.to_u64());
     }
 
+    /// Reserves room for `additional` more keys, or [`Error::OutOfMemory`] (nothing reserved)
+    /// where it cannot be had: for a caller that must not abort when memory runs out, before
+    /// [`add_key`](Self::add_key) or [`add_hash`](Self::add_hash), which then allocate nothing
+    /// for those keys.
+    ///
+    /// ```
+    /// let mut b = cuckoo_sst::FilterBuilder::new(cuckoo_sst::Config::new(0));
+    /// b.try_reserve(1_000)?;
+    /// assert!(b.try_reserve(usize::MAX / 4).is_err());
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn try_reserve(&mut self, additional: usize) -> Result<()> {
+        self.hashes
+            .try_reserve(additional)
+            .map_err(|_| Error::OutOfMemory {
+                bytes: (additional as u64).saturating_mul(8),
+            })
+    }
+
     /// Keys added so far, duplicates included.
     ///
     /// ```

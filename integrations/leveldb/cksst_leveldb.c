@@ -104,52 +104,34 @@ static char *fallback(size_t *len) {
 
 char *cksst_leveldb_compact_build(const char *const *keys, const size_t *lens, int n,
                                   size_t *len, int *built) {
-  size_t need = 0;
+  /* One call into a buffer of the bound the header gives for a default block (16 + 2n
+   * bytes: about 9 bits a key); a second, of the length the first reported, only if it did
+   * not fit (never, for the default layout). A builder made, fed key by key and freed
+   * cost more than the block's placement at LevelDB's few dozen keys a block. */
+  size_t count = (size_t)(n > 0 ? n : 0);
+  size_t bound = 16 + 2 * count;
   size_t got = 0;
-  char *out = NULL;
-  int rc;
-  int i;
-  cksst_builder *builder = cksst_builder_new(NULL);
+  char *out = (char *)malloc(bound);
+  int rc = CKSST_ERR_OUT_OF_MEMORY;
 
-  if (builder == NULL) {
-    rc = CKSST_ERR_OUT_OF_MEMORY;
-  } else {
-    rc = CKSST_OK;
-    for (i = 0; i < n && rc == CKSST_OK; i++) {
-      rc = cksst_builder_add_key(builder, (const uint8_t *)keys[i], lens[i]);
-    }
-    if (rc == CKSST_OK) {
-      /* One call into a buffer of a bound that holds every default block (FORMAT.md §11.5:
-       * 36-bit buckets of 4 keys are 9 bits a key, at most about 10 with the search's spare
-       * buckets; 16 bits a key and 16 bytes leave room). Only a block past the bound (a
-       * layout other than the default) takes the second call, with the length the first
-       * reported: an error path costs a formatted message, which a policy building a block
-       * every few dozen keys should not pay for each. */
-      size_t bound = 16 + 2 * (size_t)(n > 0 ? n : 0);
-      out = (char *)malloc(bound);
-      if (out == NULL) {
-        rc = CKSST_ERR_OUT_OF_MEMORY;
-      } else {
-        rc = cksst_builder_finish_compact_into(builder, (uint8_t *)out, bound, &need);
-        got = need;
-        if (rc == CKSST_ERR_BUFFER_TOO_SMALL && need > bound) {
-          char *bigger = (char *)realloc(out, need);
-          if (bigger == NULL) {
-            rc = CKSST_ERR_OUT_OF_MEMORY;
-          } else {
-            out = bigger;
-            rc = cksst_builder_finish_compact_into(builder, (uint8_t *)out, need, &got);
-          }
-        } else if (rc == CKSST_OK && need == 0) {
-          /* A block of 0 bytes: impossible (the header alone is 2). */
-          rc = CKSST_ERR_INTERNAL;
+  if (out != NULL) {
+    rc = cksst_compact_build_into((const uint8_t *const *)keys, lens, count, (uint8_t *)out,
+                                  bound, &got);
+    if (rc == CKSST_ERR_BUFFER_TOO_SMALL && got > bound) {
+      char *bigger = (char *)realloc(out, got);
+      size_t need = got;
+      rc = CKSST_ERR_OUT_OF_MEMORY;
+      if (bigger != NULL) {
+        out = bigger;
+        rc = cksst_compact_build_into((const uint8_t *const *)keys, lens, count,
+                                      (uint8_t *)out, need, &got);
+        if (rc == CKSST_OK && got != need) {
+          rc = CKSST_ERR_INTERNAL; /* the same keys made another block: a bug */
         }
       }
     }
-    cksst_builder_free(builder);
   }
-
-  if (rc != CKSST_OK || got != need) {
+  if (rc != CKSST_OK || got == 0) {
     free(out);
     if (built != NULL) {
       *built = 0;
