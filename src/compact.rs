@@ -342,9 +342,25 @@ fn bits_at(body: &[u8], pos: u64) -> u64 {
     word >> (pos & 7)
 }
 
-/// The bytes of `body` from `at` on, fewer than 8, zero-extended to a little-endian word.
-#[cold]
+/// The bytes of `body` from `at` on, fewer than 8, zero-extended to a little-endian word: the
+/// body's last 8 bytes shifted down past the ones before `at` (one load: in a block of a few
+/// buckets, every lookup reads a bucket here), or a zero-filled copy of a body shorter than 8.
+#[inline(always)]
 fn tail_word(body: &[u8], at: usize) -> u64 {
+    if let Some(last) = body.last_chunk::<8>() {
+        let before = at.saturating_sub(body.len() - 8);
+        // `at` is within the body's last 8 bytes (else `bits_at` loaded 8 there): `before` is
+        // 1 to 7; past the end, 8 or more, and the word is 0.
+        return u64::from_le_bytes(*last)
+            .checked_shr(8 * before as u32)
+            .unwrap_or(0);
+    }
+    tail_copy(body, at)
+}
+
+/// [`tail_word`] for a body shorter than 8 bytes.
+#[cold]
+fn tail_copy(body: &[u8], at: usize) -> u64 {
     let mut w = [0u8; 8];
     let rest = body.get(at..).unwrap_or_default();
     w[..rest.len().min(8)].copy_from_slice(&rest[..rest.len().min(8)]);
@@ -355,6 +371,12 @@ fn tail_word(body: &[u8], at: usize) -> u64 {
 /// default-layout bucket.
 const LOW_ONES: u64 = 0x41041;
 
+/// 31 in each of the four 6-bit low-part fields.
+const LOW_FIVES: u64 = LOW_ONES * 0x1F;
+
+/// The multiplier that gathers bit `6k` of each field to bit `18 + k` ([`default_matches`]).
+const ZERO_GATHER: u64 = 1 << 18 | 1 << 13 | 1 << 8 | 1 << 3;
+
 /// Which of the four slots of the default-layout bucket `w` (its 36 bits in the low bits) hold
 /// fingerprint `fp`, one bit a slot; and whether the bucket's index is past the last code.
 #[inline(always)]
@@ -362,11 +384,14 @@ fn default_matches(w: u64, fp: u32) -> (u32, bool) {
     let index = w & 0xFFF;
     // The low parts equal to fp's low 6 bits are the fields the XOR makes 0: four compares,
     // which the compiler keeps free of branches.
-    let x = (w >> semi::INDEX_BITS) ^ (u64::from(fp & 0x3F) * LOW_ONES);
-    let mut lows = 0u32;
-    for k in 0..4 {
-        lows |= u32::from((x >> (6 * k)) & 0x3F == 0) << k;
-    }
+    let x = ((w >> semi::INDEX_BITS) ^ (u64::from(fp & 0x3F) * LOW_ONES)) & 0xFF_FFFF;
+    // A field is 0 iff neither its top bit nor (its low 5 bits + 31) has bit 5 set; the sums
+    // stay within their fields (31 + 31 < 64), so no field's answer borrows from another.
+    // The multiplication moves field k's bit (6k + 5, shifted down by 5) to bit 18 + k; its
+    // other products land on distinct bits (6j − 5k + 18 for j ≠ k), so nothing carries.
+    let y = (x & LOW_FIVES) + LOW_FIVES;
+    let zero = !(y | x) & (LOW_ONES << 5);
+    let lows = (((zero >> 5) * ZERO_GATHER) >> 18) as u32 & 0xF;
     let nibble = u64::from(fp >> 6);
     let slots = ((semi::SLOTS_WITH[index as usize] >> (4 * nibble)) & 0xF) as u32;
     (slots & lows, index >= semi::COMBINATIONS as u64)
@@ -1491,6 +1516,45 @@ mod tests {
     /// The in-place loads at every bit offset of slices of every length from 0 to 19 bytes,
     /// at any address (a slice starting one byte into a buffer is misaligned), against a
     /// bit-by-bit reference: bits past the end read as 0.
+    #[test]
+    fn the_default_bucket_match_is_the_slot_by_slot_one() {
+        // Each low-part field compared on its own, as FORMAT.md §11.2 reads a bucket: the
+        // gathered zero test must agree for every width of difference, every field, and
+        // buckets whose bits above the 36 are set (a word loaded past the bucket).
+        let reference = |w: u64, fp: u32| {
+            let index = w & 0xFFF;
+            let mut lows = 0u32;
+            for k in 0..4 {
+                lows |= u32::from((w >> (semi::INDEX_BITS + 6 * k)) & 0x3F == u64::from(fp & 0x3F))
+                    << k;
+            }
+            let slots = ((semi::SLOTS_WITH[index as usize] >> (4 * (fp >> 6))) & 0xF) as u32;
+            (slots & lows, index >= semi::COMBINATIONS as u64)
+        };
+        let mut rng = SplitMix64::new(44);
+        for round in 0..20_000 {
+            let mut w = rng.next_u64();
+            if round % 2 == 0 {
+                // Low parts equal to the fingerprint's, or one bit from it, in some fields.
+                let fp_low = rng.below(64);
+                for k in 0..4 {
+                    let v = match rng.below(3) {
+                        0 => fp_low,
+                        1 => fp_low ^ 1 << rng.below(6),
+                        _ => rng.below(64),
+                    };
+                    let at = semi::INDEX_BITS + 6 * k;
+                    w = w & !(0x3F << at) | v << at;
+                }
+                w = w & !0xFFF | rng.below(4096);
+                let fp = (rng.below(16) << 6 | fp_low) as u32;
+                assert_eq!(default_matches(w, fp), reference(w, fp), "{w:#x} {fp}");
+            }
+            let fp = rng.below(1024) as u32;
+            assert_eq!(default_matches(w, fp), reference(w, fp), "{w:#x} {fp}");
+        }
+    }
+
     #[test]
     fn in_place_loads_read_every_offset_and_zero_past_the_end() {
         let buf: Vec<u8> = (0..24u32).map(|i| (i * 73 + 11) as u8).collect();
