@@ -926,20 +926,33 @@ impl Placement {
         }
         self.load.clear();
         self.load.resize(m, 0);
-        for key in 0..self.keys.len() as u32 {
-            let (i1, i2, _) = self.keys[key as usize];
+        let n = self.keys.len() as u32;
+        let mut key = 0;
+        loop {
             // The fast placement: the less loaded of the key's buckets, if it has room (most
-            // keys until the table is nearly full); the search only where both are full.
-            let (l1, l2) = (self.load[i1 as usize], self.load[i2 as usize]);
-            let (x, load) = if l2 < l1 { (i2, l2) } else { (i1, l1) };
-            if usize::from(load) < b {
-                self.members[x as usize * b + usize::from(load)] = key;
-                self.load[x as usize] = load + 1;
-            } else if !self.search(key, b) {
+            // keys until the table is nearly full), over slices held across keys (the fields
+            // of `self` would be reloaded after every store); the search only where both are
+            // full.
+            let (keys, load, members) = (&self.keys, &mut self.load, &mut self.members);
+            while key < n {
+                let (i1, i2, _) = keys[key as usize];
+                let (l1, l2) = (load[i1 as usize], load[i2 as usize]);
+                let (x, l) = if l2 < l1 { (i2, l2) } else { (i1, l1) };
+                if usize::from(l) >= b {
+                    break;
+                }
+                members[x as usize * b + usize::from(l)] = key;
+                load[x as usize] = l + 1;
+                key += 1;
+            }
+            if key == n {
+                return true;
+            }
+            if !self.search(key, b) {
                 return false;
             }
+            key += 1;
         }
-        true
     }
 
     /// Places `key`, both of whose buckets are full, by the shortest chain of moves that ends
