@@ -342,9 +342,25 @@ fn bits_at(body: &[u8], pos: u64) -> u64 {
     word >> (pos & 7)
 }
 
-/// The bytes of `body` from `at` on, fewer than 8, zero-extended to a little-endian word.
-#[cold]
+/// The bytes of `body` from `at` on, fewer than 8, zero-extended to a little-endian word: the
+/// body's last 8 bytes shifted down past the ones before `at` (one load: in a block of a few
+/// buckets, every lookup reads a bucket here), or a zero-filled copy of a body shorter than 8.
+#[inline(always)]
 fn tail_word(body: &[u8], at: usize) -> u64 {
+    if let Some(last) = body.last_chunk::<8>() {
+        let before = at.saturating_sub(body.len() - 8);
+        // `at` is within the body's last 8 bytes (else `bits_at` loaded 8 there): `before` is
+        // 1 to 7; past the end, 8 or more, and the word is 0.
+        return u64::from_le_bytes(*last)
+            .checked_shr(8 * before as u32)
+            .unwrap_or(0);
+    }
+    tail_copy(body, at)
+}
+
+/// [`tail_word`] for a body shorter than 8 bytes.
+#[cold]
+fn tail_copy(body: &[u8], at: usize) -> u64 {
     let mut w = [0u8; 8];
     let rest = body.get(at..).unwrap_or_default();
     w[..rest.len().min(8)].copy_from_slice(&rest[..rest.len().min(8)]);
@@ -355,6 +371,12 @@ fn tail_word(body: &[u8], at: usize) -> u64 {
 /// default-layout bucket.
 const LOW_ONES: u64 = 0x41041;
 
+/// 31 in each of the four 6-bit low-part fields.
+const LOW_FIVES: u64 = LOW_ONES * 0x1F;
+
+/// The multiplier that gathers bit `6k` of each field to bit `18 + k` ([`default_matches`]).
+const ZERO_GATHER: u64 = 1 << 18 | 1 << 13 | 1 << 8 | 1 << 3;
+
 /// Which of the four slots of the default-layout bucket `w` (its 36 bits in the low bits) hold
 /// fingerprint `fp`, one bit a slot; and whether the bucket's index is past the last code.
 #[inline(always)]
@@ -362,11 +384,14 @@ fn default_matches(w: u64, fp: u32) -> (u32, bool) {
     let index = w & 0xFFF;
     // The low parts equal to fp's low 6 bits are the fields the XOR makes 0: four compares,
     // which the compiler keeps free of branches.
-    let x = (w >> semi::INDEX_BITS) ^ (u64::from(fp & 0x3F) * LOW_ONES);
-    let mut lows = 0u32;
-    for k in 0..4 {
-        lows |= u32::from((x >> (6 * k)) & 0x3F == 0) << k;
-    }
+    let x = ((w >> semi::INDEX_BITS) ^ (u64::from(fp & 0x3F) * LOW_ONES)) & 0xFF_FFFF;
+    // A field is 0 iff neither its top bit nor (its low 5 bits + 31) has bit 5 set; the sums
+    // stay within their fields (31 + 31 < 64), so no field's answer borrows from another.
+    // The multiplication moves field k's bit (6k + 5, shifted down by 5) to bit 18 + k; its
+    // other products land on distinct bits (6j − 5k + 18 for j ≠ k), so nothing carries.
+    let y = (x & LOW_FIVES) + LOW_FIVES;
+    let zero = !(y | x) & (LOW_ONES << 5);
+    let lows = (((zero >> 5) * ZERO_GATHER) >> 18) as u32 & 0xF;
     let nibble = u64::from(fp >> 6);
     let slots = ((semi::SLOTS_WITH[index as usize] >> (4 * nibble)) & 0xF) as u32;
     (slots & lows, index >= semi::COMBINATIONS as u64)
@@ -708,22 +733,30 @@ fn header_v1(geo: &Geometry, k: u8) -> [u8; HEADER_LEN] {
 /// [`V2_SEED_INDICES`]) and the bytes `buckets` that hold its buckets (none for an empty
 /// filter): the header, its check over the header and the block's length, and the buckets.
 fn encode_v2(geo: &Geometry, k: u8, buckets: &[u8]) -> Vec<u8> {
-    let (e, b, f) = V2_DEFAULT;
-    let named = (geo.encoding(), geo.bucket_size(), geo.fp_bits()) != (e, b, f);
-    let mut out = Vec::with_capacity(HEADER_LEN_V2_LAYOUT + buckets.len());
-    out.push(MAGIC_V2);
-    out.push(k | if named { V2_LAYOUT_FLAG } else { 0 });
-    if named {
-        let [_, layout, f, _] = header_v1(geo, k);
-        out.extend_from_slice(&[layout, f]);
-    }
-    let mut word = u32::from(out[0]) | u32::from(out[1]) << 8;
-    if let [_, _, layout, f] = out[..] {
-        word |= u32::from(layout) << 16 | u32::from(f) << 24;
-    }
-    out[1] |= check_of((out.len() + buckets.len()) as u64, word) << 4;
+    let (header, header_len) = header_v2(geo, k, buckets.len());
+    let mut out = Vec::with_capacity(header_len + buckets.len());
+    out.extend_from_slice(&header[..header_len]);
     out.extend_from_slice(buckets);
     out
+}
+
+/// The header of a version-2 block of the layout of `geo` and seed index `k` whose buckets
+/// take `buckets_len` bytes: its bytes (the first of the returned length) with the check over
+/// them and the block's length.
+fn header_v2(geo: &Geometry, k: u8, buckets_len: usize) -> ([u8; HEADER_LEN_V2_LAYOUT], usize) {
+    let (e, b, f) = V2_DEFAULT;
+    let named = (geo.encoding(), geo.bucket_size(), geo.fp_bits()) != (e, b, f);
+    let mut h = [MAGIC_V2, k | if named { V2_LAYOUT_FLAG } else { 0 }, 0, 0];
+    let len = if named {
+        let [_, layout, f, _] = header_v1(geo, k);
+        h[2..].copy_from_slice(&[layout, f]);
+        HEADER_LEN_V2_LAYOUT
+    } else {
+        HEADER_LEN_V2
+    };
+    let word = u32::from_le_bytes(h);
+    h[1] |= check_of((len + buckets_len) as u64, word) << 4;
+    (h, len)
 }
 
 /// The compact block of a table of the classic derivation (an even number of buckets, seed
@@ -766,7 +799,6 @@ pub(crate) fn build_exact(config: &Config, hashes: &[u64]) -> Result<Option<Vec<
         ((n as f64 / (f64::from(b) * 0.98)).ceil() as u64, 4)
     };
     m = m.max(2);
-    let bucket_bits = encoding.bucket_bits(b, f);
     // One scratch placement a thread, kept between blocks: a filter policy builds thousands of
     // small blocks, and allocating the search's arrays for each cost more than the search.
     thread_local! {
@@ -790,27 +822,7 @@ pub(crate) fn build_exact(config: &Config, hashes: &[u64]) -> Result<Option<Vec<
                     (s.i1 as u32, s.i2 as u32, s.fp)
                 }));
                 if place.solve(m as usize, b as usize) {
-                    let mut t = TableBuf::zeroed(geo.table_bytes())?;
-                    let tb = t.bytes_mut();
-                    let bs = b as usize;
-                    // Each bucket stored once from its members (a semi-sorted bucket is encoded
-                    // once a bucket, not once a key).
-                    with_codec!(geo.layout(), c => {
-                        for j in 0..m as usize {
-                            let load = usize::from(place.load[j]);
-                            if load == 0 {
-                                continue;
-                            }
-                            let mut slots = [0u32; 8];
-                            let members = &place.members[j * bs..j * bs + load];
-                            for (slot, &key) in slots.iter_mut().zip(members) {
-                                *slot = place.keys[key as usize].2;
-                            }
-                            c.store_all(tb, j as u64, &slots);
-                        }
-                    });
-                    let used = (m * bucket_bits).div_ceil(8) as usize;
-                    return Ok(Some(encode_v2(&layout, k, &t.bytes()[..used])));
+                    return Ok(Some(place.emit(&layout, &geo, k, m)?));
                 }
             }
             m += 1;
@@ -822,62 +834,168 @@ pub(crate) fn build_exact(config: &Config, hashes: &[u64]) -> Result<Option<Vec<
 /// found by augmenting paths (a breadth-first search from the key's buckets to one with room,
 /// moving each key on the path to its other bucket), so that if any placement exists, one is
 /// found.
+///
+/// Kept a thread between blocks and sized for the largest block so far: a search only zeroes
+/// its buckets' loads (the slots past a bucket's load are never read, and the search marks
+/// the buckets it reached with a stamp that no earlier search used).
 #[derive(Default)]
 struct Placement {
     /// Each key's two buckets and fingerprint.
     keys: Vec<(u32, u32, u32)>,
-    /// Each key's bucket, once placed.
-    at: Vec<u32>,
-    /// The keys in each bucket, `b` entries a bucket (`u32::MAX`: empty).
+    /// The keys in each bucket, `b` entries a bucket, the first `load` of them in use.
     members: Vec<u32>,
     load: Vec<u8>,
     /// The bucket a search reached each bucket from, and the key it would move (`u32::MAX`
-    /// for the key's own buckets).
+    /// for the key's own buckets); valid where `seen` holds the search's stamp.
     from: Vec<(u32, u32)>,
-    /// The search that last reached each bucket.
+    /// The stamp of the search that last reached each bucket (0: none).
     seen: Vec<u32>,
-    queue: std::collections::VecDeque<u32>,
+    /// The last stamp used.
+    stamp: u32,
+    /// How many keys may go in each bucket.
+    degree: Vec<u16>,
+    queue: Vec<u32>,
 }
 
 impl Placement {
-    /// Places every key; false if some key cannot be (then no placement exists).
-    fn solve(&mut self, m: usize, b: usize) -> bool {
-        self.at.clear();
-        self.at.resize(self.keys.len(), u32::MAX);
-        self.members.clear();
-        self.members.resize(m * b, u32::MAX);
-        self.load.clear();
-        self.load.resize(m, 0);
-        self.from.clear();
-        self.from.resize(m, (u32::MAX, u32::MAX));
-        self.seen.clear();
-        self.seen.resize(m, u32::MAX);
-        (0..self.keys.len()).all(|k| self.place(k as u32, b))
+    /// The version-2 block of the placement [`solve`](Self::solve) found for `m` buckets with
+    /// seed index `k`, in `layout`; `geo` is the table of the next even count that stores it.
+    /// The buckets are stored straight into the block, each once from its members (a
+    /// semi-sorted bucket is encoded once a bucket, not once a key), behind room for the
+    /// header; the table's padding past them is cut off.
+    fn emit(&self, layout: &Geometry, geo: &Geometry, k: u8, m: u64) -> Result<Vec<u8>> {
+        let bs = geo.bucket_size() as usize;
+        let used =
+            (m * geo.encoding().bucket_bits(geo.bucket_size(), geo.fp_bits())).div_ceil(8) as usize;
+        let (header, header_len) = header_v2(layout, k, used);
+        let total = header_len + geo.table_bytes();
+        let mut out = Vec::new();
+        out.try_reserve_exact(total)
+            .map_err(|_| Error::OutOfMemory {
+                bytes: total as u64,
+            })?;
+        out.resize(total, 0);
+        let tb = &mut out[header_len..];
+        with_codec!(geo.layout(), c => {
+            for j in 0..m as usize {
+                let load = usize::from(self.load[j]);
+                if load == 0 {
+                    continue;
+                }
+                let mut slots = [0u32; 8];
+                let members = &self.members[j * bs..j * bs + load];
+                for (slot, &key) in slots.iter_mut().zip(members) {
+                    *slot = self.keys[key as usize].2;
+                }
+                c.store_all(tb, j as u64, &slots);
+            }
+        });
+        out.truncate(header_len + used);
+        out[..header_len].copy_from_slice(&header[..header_len]);
+        Ok(out)
     }
 
-    fn place(&mut self, key: u32, b: usize) -> bool {
-        let (i1, i2, _) = self.keys[key as usize];
-        // The fast placement: the less loaded of the key's buckets, if it has room (most keys
-        // until the table is nearly full); the search below only where both are full.
-        let (l1, l2) = (self.load[i1 as usize], self.load[i2 as usize]);
-        let x = if l2 < l1 { i2 } else { i1 };
-        let load = l1.min(l2);
-        if usize::from(load) < b {
-            self.members[x as usize * b + usize::from(load)] = key;
-            self.load[x as usize] = load + 1;
-            self.at[key as usize] = x;
-            return true;
-        }
-        self.queue.clear();
-        for i in [i1, i2] {
-            if self.seen[i as usize] != key {
-                self.seen[i as usize] = key;
-                self.from[i as usize] = (u32::MAX, u32::MAX);
-                self.queue.push_back(i);
+    /// Places every key; false if some key cannot be (then no placement exists).
+    fn solve(&mut self, m: usize, b: usize) -> bool {
+        let Some(slack) = (m * b).checked_sub(self.keys.len()) else {
+            return false;
+        };
+        // Hall's condition for the buckets other than one, x: the keys of none of them, all but
+        // the `degree(x)` keys that can go in x, need `n − degree(x) ≤ b(m − 1)` slots, so every
+        // bucket needs `degree ≥ b − slack`. Near a full table this refuses a third of the
+        // seeds that fail, for a pass over the keys instead of a search that fails at the end.
+        if slack < b {
+            self.degree.clear();
+            self.degree.resize(m, 0);
+            for &(i1, i2, _) in &self.keys {
+                self.degree[i1 as usize] += 1;
+                if i2 != i1 {
+                    self.degree[i2 as usize] += 1;
+                }
+            }
+            if self.degree.iter().any(|&d| usize::from(d) + slack < b) {
+                return false;
             }
         }
+        if self.members.len() < m * b {
+            self.members.resize(m * b, 0);
+        }
+        if self.seen.len() < m {
+            self.from.resize(m, (0, 0));
+            self.seen.resize(m, 0);
+        }
+        self.load.clear();
+        self.load.resize(m, 0);
+        let n = self.keys.len() as u32;
+        let mut key = 0;
+        loop {
+            // The fast placement: the less loaded of the key's buckets, if it has room (most
+            // keys until the table is nearly full), over slices held across keys (the fields
+            // of `self` would be reloaded after every store); the search only where both are
+            // full.
+            let (keys, load, members) = (&self.keys, &mut self.load, &mut self.members);
+            while key < n {
+                let (i1, i2, _) = keys[key as usize];
+                let (l1, l2) = (load[i1 as usize], load[i2 as usize]);
+                let (x, l) = if l2 < l1 { (i2, l2) } else { (i1, l1) };
+                if usize::from(l) >= b {
+                    break;
+                }
+                members[x as usize * b + usize::from(l)] = key;
+                load[x as usize] = l + 1;
+                key += 1;
+            }
+            if key == n {
+                return true;
+            }
+            if !self.search(key, b) {
+                return false;
+            }
+            key += 1;
+        }
+    }
+
+    /// Places `key`, both of whose buckets are full, by the shortest chain of moves that ends
+    /// in a bucket with room; false if there is none.
+    fn search(&mut self, key: u32, b: usize) -> bool {
+        let (i1, i2, _) = self.keys[key as usize];
+        // One move is the chain most searches find: a resident of either bucket whose other
+        // bucket has room moves there and the key takes its slot (the breadth-first search
+        // below would find the same chain, at several times the cost).
+        for x in [i1, i2] {
+            let xs = x as usize * b;
+            for s in xs..xs + b {
+                let resident = self.members[s];
+                let (p, q, _) = self.keys[resident as usize];
+                let y = if p == x { q } else { p };
+                let load = self.load[y as usize];
+                if usize::from(load) < b {
+                    self.members[y as usize * b + usize::from(load)] = resident;
+                    self.load[y as usize] = load + 1;
+                    self.members[s] = key;
+                    return true;
+                }
+            }
+        }
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            // Every bucket's stamp is from an earlier search: start them over.
+            self.seen.fill(0);
+            self.stamp = 1;
+        }
+        let stamp = self.stamp;
+        self.queue.clear();
+        for i in [i1, i2] {
+            if self.seen[i as usize] != stamp {
+                self.seen[i as usize] = stamp;
+                self.from[i as usize] = (u32::MAX, u32::MAX);
+                self.queue.push(i);
+            }
+        }
+        let mut head = 0;
         let mut end = None;
-        while let Some(x) = self.queue.pop_front() {
+        while let Some(&x) = self.queue.get(head) {
+            head += 1;
             if usize::from(self.load[x as usize]) < b {
                 end = Some(x);
                 break;
@@ -886,23 +1004,22 @@ impl Placement {
                 let resident = self.members[x as usize * b + s];
                 let (p, q, _) = self.keys[resident as usize];
                 let y = if p == x { q } else { p };
-                if self.seen[y as usize] != key {
-                    self.seen[y as usize] = key;
+                if self.seen[y as usize] != stamp {
+                    self.seen[y as usize] = stamp;
                     self.from[y as usize] = (x, resident);
-                    self.queue.push_back(y);
+                    self.queue.push(y);
                 }
             }
         }
         let Some(mut x) = end else { return false };
         // Walk back from the bucket with room: each bucket on the path takes the key moved
         // from the bucket before it, which frees that key's slot there for the next one.
-        let mut slot = self.load[x as usize] as usize;
+        let mut slot = usize::from(self.load[x as usize]);
         self.load[x as usize] += 1;
         loop {
             let (prev, moved) = self.from[x as usize];
             let arriving = if prev == u32::MAX { key } else { moved };
             self.members[x as usize * b + slot] = arriving;
-            self.at[arriving as usize] = x;
             if prev == u32::MAX {
                 return true;
             }
@@ -911,6 +1028,19 @@ impl Placement {
                 .expect("the moved key is in the bucket the search came from");
             x = prev;
         }
+    }
+
+    /// Each key's bucket in the placement the last [`solve`](Self::solve) found.
+    #[cfg(test)]
+    fn placed(&self, m: usize, b: usize) -> Vec<u32> {
+        let mut at = vec![u32::MAX; self.keys.len()];
+        for x in 0..m {
+            for &key in &self.members[x * b..x * b + usize::from(self.load[x])] {
+                assert_eq!(at[key as usize], u32::MAX, "key {key} placed twice");
+                at[key as usize] = x as u32;
+            }
+        }
+        at
     }
 }
 
@@ -1056,7 +1186,7 @@ mod tests {
         };
         assert!(p.solve(4, 2));
         let mut load = [0; 4];
-        for (k, &at) in p.at.iter().enumerate() {
+        for (k, &at) in p.placed(4, 2).iter().enumerate() {
             let (a, c, _) = p.keys[k];
             assert!(at == a || at == c, "key {k} placed in {at}, not {a} or {c}");
             load[at as usize] += 1;
@@ -1068,6 +1198,62 @@ mod tests {
             ..Placement::default()
         };
         assert!(!q.solve(2, 2));
+    }
+
+    #[test]
+    fn the_search_places_keys_exactly_when_hall_says_it_can() {
+        // Keys in buckets of b slots, each key in one of its two: a placement exists iff every
+        // set S of buckets has room for the keys whose both buckets are in S (Hall's
+        // condition), checked here over every subset of up to 8 buckets. One Placement serves
+        // every instance, as the thread's scratch does, so stale stamps and members are
+        // exercised too.
+        let mut rng = SplitMix64::new(41);
+        let mut p = Placement::default();
+        let (mut yes, mut no) = (0, 0);
+        for round in 0..6000 {
+            let m = 2 + rng.below(7) as usize;
+            let b = [1usize, 2, 4, 8][rng.below(4) as usize];
+            let n = (m * b).saturating_sub(rng.below(3) as usize) + usize::from(round % 7 == 0);
+            p.keys = (0..n)
+                .map(|k| {
+                    (
+                        rng.below(m as u64) as u32,
+                        rng.below(m as u64) as u32,
+                        k as u32 + 1,
+                    )
+                })
+                .collect();
+            let hall = (0u32..1 << m).all(|set| {
+                let inside = p
+                    .keys
+                    .iter()
+                    .filter(|&&(i, j, _)| set >> i & 1 == 1 && set >> j & 1 == 1)
+                    .count();
+                inside <= b * set.count_ones() as usize
+            });
+            assert_eq!(
+                p.solve(m, b),
+                hall,
+                "round {round}: m={m} b={b} keys {:?}",
+                p.keys
+            );
+            if hall {
+                yes += 1;
+                let at = p.placed(m, b);
+                for (k, &(i, j, _)) in p.keys.iter().enumerate() {
+                    assert!(
+                        at[k] == i || at[k] == j,
+                        "round {round}: key {k} in {}",
+                        at[k]
+                    );
+                }
+                assert!((0..m).all(|x| usize::from(p.load[x]) <= b));
+            } else {
+                no += 1;
+            }
+        }
+        // Both answers were asked for, many times.
+        assert!(yes > 1000 && no > 1000, "{yes} placeable, {no} not");
     }
 
     #[test]
@@ -1343,6 +1529,45 @@ mod tests {
     /// The in-place loads at every bit offset of slices of every length from 0 to 19 bytes,
     /// at any address (a slice starting one byte into a buffer is misaligned), against a
     /// bit-by-bit reference: bits past the end read as 0.
+    #[test]
+    fn the_default_bucket_match_is_the_slot_by_slot_one() {
+        // Each low-part field compared on its own, as FORMAT.md §11.2 reads a bucket: the
+        // gathered zero test must agree for every width of difference, every field, and
+        // buckets whose bits above the 36 are set (a word loaded past the bucket).
+        let reference = |w: u64, fp: u32| {
+            let index = w & 0xFFF;
+            let mut lows = 0u32;
+            for k in 0..4 {
+                lows |= u32::from((w >> (semi::INDEX_BITS + 6 * k)) & 0x3F == u64::from(fp & 0x3F))
+                    << k;
+            }
+            let slots = ((semi::SLOTS_WITH[index as usize] >> (4 * (fp >> 6))) & 0xF) as u32;
+            (slots & lows, index >= semi::COMBINATIONS as u64)
+        };
+        let mut rng = SplitMix64::new(44);
+        for round in 0..20_000 {
+            let mut w = rng.next_u64();
+            if round % 2 == 0 {
+                // Low parts equal to the fingerprint's, or one bit from it, in some fields.
+                let fp_low = rng.below(64);
+                for k in 0..4 {
+                    let v = match rng.below(3) {
+                        0 => fp_low,
+                        1 => fp_low ^ 1 << rng.below(6),
+                        _ => rng.below(64),
+                    };
+                    let at = semi::INDEX_BITS + 6 * k;
+                    w = w & !(0x3F << at) | v << at;
+                }
+                w = w & !0xFFF | rng.below(4096);
+                let fp = (rng.below(16) << 6 | fp_low) as u32;
+                assert_eq!(default_matches(w, fp), reference(w, fp), "{w:#x} {fp}");
+            }
+            let fp = rng.below(1024) as u32;
+            assert_eq!(default_matches(w, fp), reference(w, fp), "{w:#x} {fp}");
+        }
+    }
+
     #[test]
     fn in_place_loads_read_every_offset_and_zero_past_the_end() {
         let buf: Vec<u8> = (0..24u32).map(|i| (i * 73 + 11) as u8).collect();

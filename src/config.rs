@@ -420,7 +420,7 @@ impl Config {
                 format!("{fpr} is not a rate in (0, 1); use e.g. 0.01 for 1 %"),
             ));
         }
-        choose_layout(fpr, bucket_size, self.encoding).ok_or_else(|| {
+        choose_layout_cached(fpr, bucket_size, self.encoding).ok_or_else(|| {
             Error::invalid(
                 "false_positive_rate",
                 format!(
@@ -441,6 +441,30 @@ impl Config {
             None => self.fpr,
         }
     }
+}
+
+/// [`choose_layout`], remembered a thread for the last arguments it was asked: a filter
+/// policy builds a block for every few dozen keys from one configuration, and the choice
+/// (a few dozen `exp`s and `ln`s) cost as much as placing the block's keys.
+fn choose_layout_cached(
+    fpr: f64,
+    bucket_size: Option<u32>,
+    encoding: Option<Encoding>,
+) -> Option<(u32, u32, Encoding)> {
+    type Args = (u64, Option<u32>, Option<Encoding>);
+    type Memo = Option<(Args, Option<(u32, u32, Encoding)>)>;
+    thread_local! {
+        static LAST: std::cell::Cell<Memo> = const { std::cell::Cell::new(None) };
+    }
+    let args = (fpr.to_bits(), bucket_size, encoding);
+    LAST.with(|last| match last.get() {
+        Some((a, layout)) if a == args => layout,
+        _ => {
+            let layout = choose_layout(fpr, bucket_size, encoding);
+            last.set(Some((args, layout)));
+            layout
+        }
+    })
 }
 
 /// The layout with the fewest bits per item (at the sizing load) whose full-bucket
@@ -520,6 +544,29 @@ mod tests {
                 other => panic!("{c:?} gave {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn the_remembered_layout_is_the_one_asked_for() {
+        // Alternating arguments: a memo keyed on less than all of them would answer one with
+        // the other's layout.
+        let asks = [
+            (0.01, None, None),
+            (0.01, Some(8), None),
+            (0.01, None, Some(Encoding::Plain)),
+            (0.001, None, None),
+            (0.01, Some(2), Some(Encoding::Packed)),
+            (0.3, None, None),
+        ];
+        for _ in 0..3 {
+            for &(fpr, b, e) in &asks {
+                assert_eq!(choose_layout_cached(fpr, b, e), choose_layout(fpr, b, e));
+            }
+        }
+        assert_ne!(
+            choose_layout_cached(0.01, None, None),
+            choose_layout_cached(0.001, None, None)
+        );
     }
 
     #[test]

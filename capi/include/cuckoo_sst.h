@@ -260,6 +260,28 @@ int cksst_builder_add_hash(cksst_builder *builder, uint64_t hash);
 // `builder` is NULL or a live builder used by no other thread.
 size_t cksst_builder_len(const cksst_builder *builder);
 
+// The compact block (FORMAT.md §11) of `n` keys — `keys[i]` of `lens[i]` bytes — at the
+// default configuration, built into the caller's buffer in one call: what
+// [`cksst_builder_new`] (NULL), [`cksst_builder_add_key`] for each key and
+// [`cksst_builder_finish_compact_into`] give, without a builder to make and free. For a
+// filter policy that builds a block every few dozen keys (LevelDB's), where those calls cost
+// more than the block.
+//
+// `CKSST_ERR_BUFFER_TOO_SMALL`, with the length in `*len`, where the block does not fit;
+// call again with a buffer of that size (the block is built again: the same bytes). A
+// default block takes at most `16 + 2 * n` bytes (about 9 bits a key, 2 bytes of header).
+//
+// # Safety
+// `keys` and `lens` point at `n` elements (NULL when `n` is 0), each `keys[i]` NULL (with
+// `lens[i]` 0) or pointing at `lens[i]` bytes; `buf` is NULL or points at `capacity`
+// writable bytes; `len` is writable.
+int cksst_compact_build_into(const uint8_t *const *keys,
+                             const size_t *lens,
+                             size_t n,
+                             uint8_t *buf,
+                             size_t capacity,
+                             size_t *len);
+
 // Finishes the filter into bytes the caller owns: a single-filter file (FORMAT.md), to store
 // as a block of the SSTable. Stores the pointer and length; release them with
 // [`cksst_bytes_free`]. After this the builder only needs freeing.

@@ -761,6 +761,9 @@ enum BuilderState {
 /// as [`FilterBuilder::new`] does.
 const RESERVE_MAX: u64 = 1 << 27;
 
+/// The fewest hashes a builder reserves room for (512 bytes), whatever the hint.
+const RESERVE_MIN: u64 = 64;
+
 /// A builder for the keys to come, following `config` (NULL: the defaults). NULL if the
 /// memory for it cannot be had (the message says so). Invalid settings are reported when it
 /// finishes.
@@ -780,7 +783,9 @@ pub unsafe extern "C" fn cksst_builder_new(config: *const cksst_config) -> *mut 
                 let mut hashes = Vec::new();
                 // Only a hint: where even the address space cannot be had, keys reserve their
                 // own as they come.
-                let _ = hashes.try_reserve_exact(hint.min(RESERVE_MAX) as usize);
+                // At least RESERVE_MIN: a filter policy's builder, made with no hint for a
+                // block of a few dozen keys, would otherwise grow its vector five times.
+                let _ = hashes.try_reserve_exact(hint.clamp(RESERVE_MIN, RESERVE_MAX) as usize);
                 BuilderState::Adding {
                     config: c,
                     seed,
@@ -974,31 +979,88 @@ unsafe fn finish_into(
         let b = unsafe { handle_mut(builder, "builder") }?;
         let file = built(b, compact)?;
         // SAFETY: the caller's contract.
-        unsafe { put(len, file.len(), "len") }?;
-        if capacity < file.len() {
-            return Err(Failure::new(
-                CKSST_ERR_BUFFER_TOO_SMALL,
-                format!(
-                    "the filter takes {} bytes, the buffer has {capacity}",
-                    file.len()
-                ),
-            ));
+        unsafe { deliver(file, buf, capacity, len) }
+    })
+}
+
+/// Copies `file` into the caller's buffer `buf` of `capacity` bytes, its length into `*len`
+/// first: `CKSST_ERR_BUFFER_TOO_SMALL` (nothing copied) where it does not fit.
+///
+/// # Safety
+/// `len` is writable; `buf` is NULL or points at `capacity` writable bytes.
+unsafe fn deliver(
+    file: &[u8],
+    buf: *mut u8,
+    capacity: usize,
+    len: *mut usize,
+) -> Result<c_int, Failure> {
+    // SAFETY: the caller's contract.
+    unsafe { put(len, file.len(), "len") }?;
+    if capacity < file.len() {
+        return Err(Failure::new(
+            CKSST_ERR_BUFFER_TOO_SMALL,
+            format!(
+                "the filter takes {} bytes, the buffer has {capacity}",
+                file.len()
+            ),
+        ));
+    }
+    if file.is_empty() {
+        return Ok(CKSST_OK);
+    }
+    if buf.is_null() {
+        return Err(Failure::argument(format!(
+            "buf is NULL with capacity {capacity}"
+        )));
+    }
+    // SAFETY: `buf` is not NULL and the caller guarantees `capacity ≥ file.len()` writable
+    // bytes there (checked above against the length), at any alignment (bytes); the bytes
+    // written are exactly the filter's, through the raw pointer, so no reference is made
+    // to the rest of the caller's buffer, which may be uninitialized. `file` is the
+    // library's own memory, so the two do not overlap.
+    unsafe { ptr::copy_nonoverlapping(file.as_ptr(), buf, file.len()) };
+    Ok(CKSST_OK)
+}
+
+/// The compact block (FORMAT.md §11) of `n` keys — `keys[i]` of `lens[i]` bytes — at the
+/// default configuration, built into the caller's buffer in one call: what
+/// [`cksst_builder_new`] (NULL), [`cksst_builder_add_key`] for each key and
+/// [`cksst_builder_finish_compact_into`] give, without a builder to make and free. For a
+/// filter policy that builds a block every few dozen keys (LevelDB's), where those calls cost
+/// more than the block.
+///
+/// `CKSST_ERR_BUFFER_TOO_SMALL`, with the length in `*len`, where the block does not fit;
+/// call again with a buffer of that size (the block is built again: the same bytes). A
+/// default block takes at most `16 + 2 * n` bytes (about 9 bits a key, 2 bytes of header).
+///
+/// # Safety
+/// `keys` and `lens` point at `n` elements (NULL when `n` is 0), each `keys[i]` NULL (with
+/// `lens[i]` 0) or pointing at `lens[i]` bytes; `buf` is NULL or points at `capacity`
+/// writable bytes; `len` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_compact_build_into(
+    keys: *const *const u8,
+    lens: *const usize,
+    n: usize,
+    buf: *mut u8,
+    capacity: usize,
+    len: *mut usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe { put(len, 0, "len") }?;
+        // SAFETY: as above.
+        let (keys, lens) = unsafe { (in_slice(keys, n, "keys")?, in_slice(lens, n, "lens")?) };
+        let mut b = FilterBuilder::new(Config::new(0));
+        b.try_reserve(n)
+            .map_err(|_| Failure::out_of_memory("out of memory for the keys' hashes"))?;
+        for (&k, &l) in keys.iter().zip(lens) {
+            // SAFETY: the caller's contract: each key points at its length's bytes.
+            b.add_key(unsafe { bytes(k, l, "a key") }?);
         }
-        if file.is_empty() {
-            return Ok(CKSST_OK);
-        }
-        if buf.is_null() {
-            return Err(Failure::argument(format!(
-                "buf is NULL with capacity {capacity}"
-            )));
-        }
-        // SAFETY: `buf` is not NULL and the caller guarantees `capacity ≥ file.len()` writable
-        // bytes there (checked above against the length), at any alignment (bytes); the bytes
-        // written are exactly the filter's, through the raw pointer, so no reference is made
-        // to the rest of the caller's buffer, which may be uninitialized. `file` is the
-        // library's own memory, so the two do not overlap.
-        unsafe { ptr::copy_nonoverlapping(file.as_ptr(), buf, file.len()) };
-        Ok(CKSST_OK)
+        let block = b.finish_compact()?;
+        // SAFETY: the caller's contract, as stated.
+        unsafe { deliver(&block, buf, capacity, len) }
     })
 }
 

@@ -1236,6 +1236,51 @@ static void section_builder(void)
         block[0] = 0xC2;
         CHECK_RC(cksst_compact_check(block, len, NULL), CKSST_OK);
     }
+
+    /* The same keys in one call, without a builder: the same bytes, into a buffer of the
+     * documented bound; a buffer one byte short is refused with the length, nothing written
+     * past it; no keys make the empty block; bad pointers are refused. */
+    set_context("cksst_compact_build_into");
+    {
+        const uint8_t **ptrs = malloc(i * sizeof *ptrs);
+        size_t *lens = malloc(i * sizeof *lens);
+        size_t bound = 16 + 2 * i, got = 0;
+        uint8_t *out = malloc(bound + 1);
+        CHECK(ptrs != NULL && lens != NULL && out != NULL);
+        for (n = 0; n < i; n++) {
+            ptrs[n] = key(&pk, n);
+            lens[n] = KEY_LEN;
+        }
+        CHECK(len <= bound);
+        CHECK_RC(cksst_compact_build_into(ptrs, lens, i, out, bound, &got), CKSST_OK);
+        CHECK(got == len && memcmp(out, block, len) == 0);
+        memset(out, 0x5A, bound + 1);
+        CHECK_ERR(cksst_compact_build_into(ptrs, lens, i, out, len - 1, &got),
+                  CKSST_ERR_BUFFER_TOO_SMALL);
+        CHECK(got == len);
+        for (n = 0; n <= bound; n++) {
+            CHECKF(out[n] == 0x5A, "byte %zu written by a refused call", n);
+        }
+        CHECK_RC(cksst_compact_build_into(NULL, NULL, 0, out, bound, &got), CKSST_OK);
+        CHECK(got == 2 && out[0] == 0xC2);
+        CHECK_RC(cksst_compact_check(out, got, &compact_keys), CKSST_OK);
+        CHECK(compact_keys == 0);
+        CHECK_ERR(cksst_compact_build_into(NULL, lens, 3, out, bound, &got),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_compact_build_into(ptrs, NULL, 3, out, bound, &got),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_compact_build_into(ptrs, lens, i, NULL, bound, &got),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_compact_build_into(ptrs, lens, i, out, bound, NULL),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        lens[1] = 5;
+        ptrs[1] = NULL;
+        CHECK_ERR(cksst_compact_build_into(ptrs, lens, i, out, bound, &got),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        free(out);
+        free(lens);
+        free(ptrs);
+    }
     cksst_bytes_free(block, len);
 }
 
