@@ -165,8 +165,44 @@ fn probe_fn(layout: Layout) -> Probe {
     )
 }
 
+/// The payloads of the entries that answer for the key of seeded hash `h` in `table`, the
+/// bucket region of a stretch level of geometry `geo` whose lookup state is `lookup`
+/// ([`lookup_of`]): the one kernel a run index's lookups go through, owned
+/// ([`StretchLevel::payloads_of`]) or read from a file in place. Every payload (`u64::MAX`)
+/// where `table` is not the geometry's length: "every run may hold it", never a false
+/// negative.
+#[inline]
+pub(crate) fn payloads_in(geo: &Geometry, lookup: &stretch::Lookup, table: &[u8], h: u64) -> u64 {
+    match geo.layout() {
+        Layout::Semi(c) => payloads_with(c, geo, lookup, table, h),
+        _ => payloads_in_any(geo, lookup, table, h),
+    }
+}
+
+/// [`payloads_in`] in the layouts other than the semi-sorted one, out of line.
+#[inline(never)]
+fn payloads_in_any(geo: &Geometry, lookup: &stretch::Lookup, table: &[u8], h: u64) -> u64 {
+    with_codec!(geo.layout(), c => payloads_with(c, geo, lookup, table, h))
+}
+
+/// [`payloads_in`] with the level's codec `c`.
+#[inline(always)]
+fn payloads_with<C: Codec>(
+    c: C,
+    geo: &Geometry,
+    lookup: &stretch::Lookup,
+    table: &[u8],
+    h: u64,
+) -> u64 {
+    let Some(region) = Region::new(table, geo) else {
+        return u64::MAX;
+    };
+    let (i1, q1, i2, q2) = lookup.locate(h);
+    c.payloads_prefix(region, i1, q1, i2, q2, lookup.payload_shift())
+}
+
 /// The lookup state of a level of stretch geometry `geo`.
-fn lookup_of(geo: &Geometry) -> stretch::Lookup {
+pub(crate) fn lookup_of(geo: &Geometry) -> stretch::Lookup {
     match geo.stretch_slots() {
         Some(slots) => stretch::Lookup::of(geo.split(), slots),
         None => unreachable!("a stretch level has a stretch geometry"),
@@ -479,11 +515,7 @@ impl StretchLevel {
     /// [`payloads_of`](Self::payloads_of) with the level's codec `c`.
     #[inline(always)]
     fn payloads_with<C: Codec>(&self, c: C, h: u64) -> u64 {
-        let Some(region) = Region::new(self.table.bytes(), &self.geo) else {
-            unreachable!("a stretch level's table has its geometry's length")
-        };
-        let (i1, q1, i2, q2) = self.lookup.locate(h);
-        c.payloads_prefix(region, i1, q1, i2, q2, self.lookup.payload_shift())
+        payloads_with(c, &self.geo, &self.lookup, self.table.bytes(), h)
     }
 
     /// [`payloads_of`](Self::payloads_of) through decoded buckets, slot by slot: the

@@ -86,6 +86,8 @@ struct Parsed {
     order: Vec<u64>,
     order_ids: Vec<u32>,
     digest: u64,
+    /// The level's lookup state, derived once at open.
+    lookup: crate::hash::stretch::Lookup,
 }
 
 impl Parsed {
@@ -376,6 +378,7 @@ fn parse(bytes: &[u8]) -> Result<Parsed> {
             },
             levels: vec![level],
         },
+        lookup: crate::stretch::lookup_of(&geo),
         geo,
         counts,
         stale: flags & FLAG_STALE != 0,
@@ -383,27 +386,6 @@ fn parse(bytes: &[u8]) -> Result<Parsed> {
         order_ids,
         digest,
     })
-}
-
-/// The ids of the entries in buckets `i1`, `i2` of `table` that answer for the key with seeded
-/// hash `h` (FORMAT.md §12.3), one bit each.
-fn payloads(geo: &Geometry, table: &[u8], h: u64) -> u64 {
-    let Some(slots) = geo.stretch_slots() else {
-        unreachable!("a run index's level is a stretch level")
-    };
-    let p = stretch::locate(geo.split(), slots, h);
-    let below = ((1u64 << slots.payload_shift()) - 1) as u32;
-    let b = geo.bucket_size() as usize;
-    let mut found = 0u64;
-    with_codec!(geo.layout(), c => {
-        for (i, q) in [(p.i1, p.q1), (p.i2, p.q2)] {
-            for &v in &c.read(table, i)[..b] {
-                let hit = v != 0 && stretch::matches(v & below, q);
-                found |= u64::from(hit) << (slots.payload(v) & 63);
-            }
-        }
-    });
-    found
 }
 
 impl RunIndex {
@@ -890,7 +872,7 @@ impl MappedRunIndex {
         let found = if unknown {
             u64::MAX
         } else {
-            payloads(&p.geo, self.region(), seeded)
+            crate::stretch::payloads_in(&p.geo, &p.lookup, self.region(), seeded)
         };
         let mask = found & self.live;
         Runs {
@@ -1011,7 +993,15 @@ mod tests {
             assert_eq!(c.read(index.level.table(), 0)[..4], [0, 0x20FD, 0x20FF, 0x60FF]);
             assert_eq!(c.read(index.level.table(), 2)[..4], [0, 0, 0, 0x54C7]);
         });
-        assert_eq!(payloads(&geo, index.level.table(), s), 0b11);
+        assert_eq!(
+            crate::stretch::payloads_in(
+                &geo,
+                &crate::stretch::lookup_of(&geo),
+                index.level.table(),
+                s
+            ),
+            0b11
+        );
         assert_eq!(index.runs_for(b"apple").collect::<Vec<_>>(), [9, 7]);
         assert_eq!(index.runs_for(b"banana").collect::<Vec<_>>(), [7]);
         assert_eq!(index.runs_for(b"cherry").collect::<Vec<_>>(), [9]);
