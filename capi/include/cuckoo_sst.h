@@ -89,6 +89,11 @@
 // Buckets of 4, semi-sorted (one bit per fingerprint smaller than packed).
 #define CKSST_ENCODING_SEMI_SORTED 3
 
+// The most runs a run index describes at once (`cuckoo_sst::MAX_RUNS`): an output buffer of
+// this many `uint64_t`s is never too small for `cksst_run_index_runs_for` and the other
+// functions that copy runs out.
+#define CKSST_RUN_INDEX_MAX_RUNS 64
+
 // Builds the filter of an SSTable from all of its keys: add them, then finish into bytes.
 // The filter is sized exactly for the distinct keys added (duplicates are dropped).
 //
@@ -132,6 +137,47 @@ typedef struct cksst_growable cksst_growable;
 //
 // Thread safety: any number of threads may query one mapped filter at once.
 typedef struct cksst_mapped cksst_mapped;
+
+// A run-index file (FORMAT.md §12) mapped into memory and asked in place, read-only: opening
+// checks the header, the run table and the checksum table (microseconds, whatever the file's
+// size) and copies nothing; each chunk of the buckets is checked the first time a lookup reads
+// it. A lookup whose buckets lie in a damaged chunk answers every run the index describes,
+// never fewer than hold the key; [`cksst_mapped_run_index_verify`] checks every byte and names
+// the damage. A file damaged in its header, run table or checksum table is refused at open:
+// read through the per-run filters then.
+//
+// As for [`cksst_mapped`], the file must not change while it is mapped: nothing may write into
+// or truncate it until the handle is freed (overwritten bytes give wrong answers, false
+// negatives included; a lookup past a truncated end raises SIGBUS). Files written by
+// [`cksst_run_index_save`] are replaced by a rename, never changed in place.
+//
+// Thread safety: immutable; any number of threads may query one mapped run index at once.
+typedef struct cksst_mapped_run_index cksst_mapped_run_index;
+
+// One cuckoo table for every sorted run (SSTable) of an LSM-tree (FORMAT.md §12): each entry
+// is a key's fingerprint and the id of the run that holds it, so a point read asks one
+// structure, two buckets, whatever the number of runs, and gets the runs that may hold the key,
+// newest first. Built from runs as they are flushed ([`cksst_run_index_add_run`]), updated by
+// compactions ([`cksst_run_index_compact`]) and dropped runs ([`cksst_run_index_drop_run`]),
+// saved atomically ([`cksst_run_index_save`]) and mapped ([`cksst_mapped_run_index_open`]).
+// The per-run filters stay the durable truth: an engine that finds the index stale or
+// damaged reads through them.
+//
+// Lookups ([`cksst_run_index_runs_for`]) return 1 with the runs that may hold the key in the
+// caller's buffer, newest first; 0 when no run holds it; a negative error code when the
+// caller must read every run (see that function for a buffer that is too small).
+//
+// After an internal error (`CKSST_ERR_INTERNAL`, a bug) in the middle of a change, the index
+// may be half changed: it is then poisoned; every lookup returns `CKSST_ERR_INTERNAL` (read
+// every run), `_describes` answers 0, `_is_stale` 1, and every change, save and `_to_bytes`
+// is refused. Free it and build it again.
+//
+// Thread safety: any number of threads may look up at once (`_runs_for`, `_runs_for_hash`,
+// `_runs`, `_run_count`, `_len`, `_size_in_bytes`, `_expected_fpr`, `_describes`,
+// `_is_stale`, `_runs_digest`, `_save`, `_to_bytes`); a change (`_add_run`,
+// `_add_run_hashes`, `_compact`, `_compact_hashes`, `_drop_run`) needs the index to itself,
+// with no other call on it meanwhile. It may move between threads.
+typedef struct cksst_run_index cksst_run_index;
 
 // A filter read in place from bytes the caller owns (a filter block of an SSTable, a buffer,
 // a mapping): nothing is copied, the bytes may sit at any address, and they must stay alive
@@ -198,8 +244,8 @@ const char *cksst_status_name(int code);
 const char *cksst_version(void);
 
 // Releases bytes the library returned (from `cksst_builder_finish`,
-// `cksst_builder_finish_compact`, `cksst_growable_to_bytes`), with the length it returned with
-// them. NULL is allowed.
+// `cksst_builder_finish_compact`, `cksst_growable_to_bytes`, `cksst_run_index_to_bytes`), with
+// the length it returned with them. NULL is allowed.
 //
 // # Safety
 // `bytes` is NULL or came from this library with exactly `len`, and is not used again.
@@ -637,6 +683,333 @@ int cksst_growable_to_bytes(const cksst_growable *filter, uint8_t **bytes, size_
 // # Safety
 // `filter` is NULL or a live growable filter, not used again.
 void cksst_growable_free(cksst_growable *filter);
+
+// A new, empty run index following `config` (NULL: the defaults), sized for
+// `config->capacity` entries (a key in two runs is two) and growing in place past it; an
+// absent key gets a run at about `config->false_positive_rate`. Its layout is its own (buckets
+// of 4, semi-sorted, a 6-bit run id in each slot): `bucket_size`, `fingerprint_bits` and
+// `encoding` are checked as for a filter but not used, nor are the growable filter's settings.
+// `CKSST_ERR_INVALID_CONFIG` for a rate whose slots would need more than 32 bits with the run
+// ids. Stores it in `*index`.
+//
+// # Safety
+// `config` is NULL or points at an initialized `cksst_config`; `index` at a writable pointer.
+int cksst_run_index_new(const cksst_config *config, cksst_run_index **index);
+
+// Reads the run index saved at `path` (FORMAT.md §12), checked completely: header, run table,
+// every checksum and the buckets' contents. It answers, grows and is updated as the index that
+// was saved. Stores it in `*index`. (To ask a file in place, map it with
+// [`cksst_mapped_run_index_open`].)
+//
+// # Safety
+// `path` is a NUL-terminated string; `index` points at a writable pointer.
+int cksst_run_index_open(const char *path, cksst_run_index **index);
+
+// Reads a run index from `len` bytes at `bytes_ptr` (copied; checked completely, as
+// [`cksst_run_index_open`] checks a file). Stores it in `*index`.
+//
+// # Safety
+// `bytes_ptr` points at `len` readable bytes; `index` at a writable pointer.
+int cksst_run_index_from_bytes(const uint8_t *bytes_ptr, size_t len, cksst_run_index **index);
+
+// Adds a flushed run, newer than every run the index describes, with its `n` keys: `keys[i]`
+// of `lens[i]` bytes, as [`cksst_compact_build_into`] takes them. `run` is the engine's id of
+// the run (any value). `CKSST_ERR_INVALID_ARGUMENT` if `run` is already described or the index
+// describes [`CKSST_RUN_INDEX_MAX_RUNS`] runs (compact or drop first); `CKSST_ERR_FULL` or
+// `CKSST_ERR_OUT_OF_MEMORY` if the index cannot grow for them. After any error no key of the
+// run is in the index and it is not described: every run added before answers as before.
+//
+// # Safety
+// `index` is a live run index no other call uses meanwhile; `keys` and `lens` point at `n`
+// elements (NULL when `n` is 0), each `keys[i]` NULL (with `lens[i]` 0) or pointing at
+// `lens[i]` bytes.
+int cksst_run_index_add_run(cksst_run_index *index,
+                            uint64_t run,
+                            const uint8_t *const *keys,
+                            const size_t *lens,
+                            size_t n);
+
+// [`cksst_run_index_add_run`] with the run's keys hashed once by [`cksst_hash`] (what its
+// filter's builder was given with `cksst_builder_add_hash`): `n` hashes at `hashes`.
+//
+// # Safety
+// `index` is a live run index no other call uses meanwhile; `hashes` points at `n`
+// `uint64_t`s (NULL when `n` is 0).
+int cksst_run_index_add_run_hashes(cksst_run_index *index,
+                                   uint64_t run,
+                                   const uint64_t *hashes,
+                                   size_t n);
+
+// A compaction: the `n_merged` runs at `merged` (each described by the index) are replaced by
+// the run `into`, which holds the `n` keys `keys[i]` of `lens[i]` bytes (each from one of the
+// merged runs; the keys the compaction dropped are left out). Each kept key's entry is given
+// `into` in place; what is left of the merged runs is swept out. `into` takes the place of the
+// newest merged run in the order.
+//
+// `CKSST_ERR_INVALID_ARGUMENT` (nothing changed) if a merged run is not described, `into` is,
+// or `n_merged` is 0. `CKSST_ERR_FULL` or `CKSST_ERR_OUT_OF_MEMORY` if the index could not grow
+// for a kept key it had no entry for: the index is then **stale** — every lookup answers every
+// run it describes ([`cksst_run_index_is_stale`] says 1, and so does the file it saves) — so
+// no key is lost; rebuild it.
+//
+// # Safety
+// `index` is a live run index no other call uses meanwhile; `merged` points at `n_merged`
+// `uint64_t`s; `keys` and `lens` as for [`cksst_run_index_add_run`].
+int cksst_run_index_compact(cksst_run_index *index,
+                            const uint64_t *merged,
+                            size_t n_merged,
+                            uint64_t into,
+                            const uint8_t *const *keys,
+                            const size_t *lens,
+                            size_t n);
+
+// [`cksst_run_index_compact`] with the kept keys hashed once by [`cksst_hash`]: `n` hashes at
+// `kept`.
+//
+// # Safety
+// `index` is a live run index no other call uses meanwhile; `merged` points at `n_merged`
+// `uint64_t`s and `kept` at `n` (each NULL when its count is 0).
+int cksst_run_index_compact_hashes(cksst_run_index *index,
+                                   const uint64_t *merged,
+                                   size_t n_merged,
+                                   uint64_t into,
+                                   const uint64_t *kept,
+                                   size_t n);
+
+// Drops a run (deleted without a compaction): its entries are swept out. 1 if it was
+// described, 0 if not (nothing changed), or a negative error code.
+//
+// # Safety
+// `index` is a live run index no other call uses meanwhile.
+int cksst_run_index_drop_run(cksst_run_index *index, uint64_t run);
+
+// The runs that may hold the key of `len` bytes at `key`, newest first, copied into `out`
+// (room for `cap` run ids), their number in `*count`. Returns:
+//
+// * 1: the key may be in the `*count` runs `out[0 .. *count]` (read them newest first, and
+//   no other run);
+// * 0: no run holds the key (`*count` is 0);
+// * `CKSST_ERR_BUFFER_TOO_SMALL`: the key may be in `*count` runs, more than `cap`; `out`
+//   holds the newest `cap` of them. **Read every run**, or ask again with `cap ≥ *count`. A
+//   buffer of [`CKSST_RUN_INDEX_MAX_RUNS`] (or of the index's [`cksst_run_index_run_count`])
+//   is never too small;
+// * another negative code (a NULL argument, a poisoned index): **read every run** (`*count`
+//   is 0 where `count` could be written).
+//
+// So code that reads every run whenever the result is negative never loses a key. A stale
+// index (a failed compaction) answers every run it describes.
+//
+// # Safety
+// `index` is NULL or a live run index no other thread changes meanwhile; `key` is NULL or
+// points at `len` bytes; `out` is NULL or points at `cap` writable `uint64_t`s; `count` points
+// at a writable `size_t`.
+int cksst_run_index_runs_for(const cksst_run_index *index,
+                             const uint8_t *key,
+                             size_t len,
+                             uint64_t *out,
+                             size_t cap,
+                             size_t *count);
+
+// [`cksst_run_index_runs_for`] for a key hashed once with [`cksst_hash`].
+//
+// # Safety
+// As [`cksst_run_index_runs_for`], without the key.
+int cksst_run_index_runs_for_hash(const cksst_run_index *index,
+                                  uint64_t hash,
+                                  uint64_t *out,
+                                  size_t cap,
+                                  size_t *count);
+
+// The runs the index describes, newest first, copied into `out` (room for `cap`), their number
+// in `*count`: `CKSST_OK`, or `CKSST_ERR_BUFFER_TOO_SMALL` with the number in `*count` and the
+// newest `cap` in `out` (a buffer of [`CKSST_RUN_INDEX_MAX_RUNS`] is never too small).
+//
+// # Safety
+// `index` is NULL or a live run index no other thread changes meanwhile; `out` is NULL or
+// points at `cap` writable `uint64_t`s; `count` points at a writable `size_t`.
+int cksst_run_index_runs(const cksst_run_index *index, uint64_t *out, size_t cap, size_t *count);
+
+// The number of runs the index describes (0 for NULL).
+//
+// # Safety
+// `index` is NULL or a live run index no other thread changes meanwhile.
+size_t cksst_run_index_run_count(const cksst_run_index *index);
+
+// Entries in the index: a key in two runs counts twice (0 for NULL).
+//
+// # Safety
+// `index` is NULL or a live run index no other thread changes meanwhile.
+size_t cksst_run_index_len(const cksst_run_index *index);
+
+// Bytes of the index's bucket table (0 for NULL); its file takes a few hundred more.
+//
+// # Safety
+// `index` is NULL or a live run index no other thread changes meanwhile.
+size_t cksst_run_index_size_in_bytes(const cksst_run_index *index);
+
+// The bound on the rate at which an absent key gets a run (1.0 for NULL).
+//
+// # Safety
+// `index` is NULL or a live run index no other thread changes meanwhile.
+double cksst_run_index_expected_fpr(const cksst_run_index *index);
+
+// Whether the index describes exactly the `n` runs at `runs`, newest first — an engine's live
+// runs from its manifest: 1 if so, 0 if not (a flush, compaction or drop did not reach the
+// index, or it is poisoned), or a negative error code. **Trust the index only when this
+// returns 1**; otherwise read through the per-run filters.
+//
+// # Safety
+// `index` is NULL or a live run index no other thread changes meanwhile; `runs` points at `n`
+// `uint64_t`s (NULL when `n` is 0).
+int cksst_run_index_describes(const cksst_run_index *index, const uint64_t *runs, size_t n);
+
+// Whether a compaction failed part-way (or the index is poisoned): 1 if so — every lookup
+// then answers every run; rebuild the index — 0 if not, or a negative error code.
+//
+// # Safety
+// `index` is NULL or a live run index no other thread changes meanwhile.
+int cksst_run_index_is_stale(const cksst_run_index *index);
+
+// Stores in `*digest` the digest of the runs the index describes, newest first (FORMAT.md
+// §12.1 `runs_digest`: XXH3-64 of their little-endian bytes), which an engine may keep in its
+// manifest beside the index file's name; [`cksst_runs_digest_of`] computes it for a list.
+//
+// # Safety
+// `index` is NULL or a live run index no other thread changes meanwhile; `digest` points at a
+// writable `uint64_t`.
+int cksst_run_index_runs_digest(const cksst_run_index *index, uint64_t *digest);
+
+// Stores in `*digest` the digest of the `n` runs at `runs`, given newest first (FORMAT.md
+// §12.1 `runs_digest`), as [`cksst_run_index_runs_digest`] and
+// [`cksst_mapped_run_index_runs_digest`] report it for the runs an index describes.
+//
+// # Safety
+// `runs` points at `n` `uint64_t`s (NULL when `n` is 0); `digest` at a writable `uint64_t`.
+int cksst_runs_digest_of(const uint64_t *runs, size_t n, uint64_t *digest);
+
+// Saves the index to `path` atomically and durably (a temporary file in the same directory,
+// synced, renamed over `path`, the directory synced): a reader sees the old file or the new
+// one, never a torn one. Map it with [`cksst_mapped_run_index_open`]. `CKSST_ERR_NOT_DURABLE`
+// if the new file is in place but syncing failed (save again); `CKSST_ERR_IO` if it could not
+// be written (the old file is untouched).
+//
+// # Safety
+// `index` is a live run index no other thread changes meanwhile; `path` is a NUL-terminated
+// string.
+int cksst_run_index_save(const cksst_run_index *index, const char *path);
+
+// The index's file bytes (FORMAT.md §12), which the caller owns: release them with
+// [`cksst_bytes_free`]. Given the same operations, the same bytes.
+//
+// # Safety
+// `index` is a live run index no other thread changes meanwhile; `bytes` and `len` point at
+// writable values.
+int cksst_run_index_to_bytes(const cksst_run_index *index, uint8_t **bytes, size_t *len);
+
+// Releases a run index (NULL is allowed).
+//
+// # Safety
+// `index` is NULL or a live run index, not used again.
+void cksst_run_index_free(cksst_run_index *index);
+
+// Maps the run-index file at `path` and checks its header, run table and checksum table
+// (FORMAT.md §12.4 steps 1–6); its buckets are checked as lookups read them
+// ([`cksst_mapped_run_index_verify`] checks the rest). An error for a file that is not a run
+// index or whose checked parts are damaged. Stores the handle in `*mapped`.
+//
+// # Safety
+// `path` is a NUL-terminated string; `mapped` points at a writable pointer.
+int cksst_mapped_run_index_open(const char *path, cksst_mapped_run_index **mapped);
+
+// Checks every bucket chunk not checked yet, then the buckets' contents (FORMAT.md §12.4 step
+// 7): `CKSST_OK` if the whole file is sound, else the error of the first damage found
+// (lookups then answer every run). Lookups may run meanwhile.
+//
+// # Safety
+// `mapped` is NULL or a live mapped run index.
+int cksst_mapped_run_index_verify(const cksst_mapped_run_index *mapped);
+
+// The runs that may hold the key, newest first, as [`cksst_run_index_runs_for`] answers them
+// (the same results and the same rules: read every run after a negative result); every run
+// the file describes when it is stale or the chunk a lookup reads is damaged.
+//
+// # Safety
+// `mapped` is NULL or a live mapped run index; `key` is NULL or points at `len` bytes; `out`
+// is NULL or points at `cap` writable `uint64_t`s; `count` points at a writable `size_t`.
+int cksst_mapped_run_index_runs_for(const cksst_mapped_run_index *mapped,
+                                    const uint8_t *key,
+                                    size_t len,
+                                    uint64_t *out,
+                                    size_t cap,
+                                    size_t *count);
+
+// [`cksst_mapped_run_index_runs_for`] for a key hashed once with [`cksst_hash`].
+//
+// # Safety
+// As [`cksst_mapped_run_index_runs_for`], without the key.
+int cksst_mapped_run_index_runs_for_hash(const cksst_mapped_run_index *mapped,
+                                         uint64_t hash,
+                                         uint64_t *out,
+                                         size_t cap,
+                                         size_t *count);
+
+// The runs the file describes, newest first, as [`cksst_run_index_runs`] copies them.
+//
+// # Safety
+// `mapped` is NULL or a live mapped run index; `out` is NULL or points at `cap` writable
+// `uint64_t`s; `count` points at a writable `size_t`.
+int cksst_mapped_run_index_runs(const cksst_mapped_run_index *mapped,
+                                uint64_t *out,
+                                size_t cap,
+                                size_t *count);
+
+// The number of runs the file describes (0 for NULL).
+//
+// # Safety
+// `mapped` is NULL or a live mapped run index.
+size_t cksst_mapped_run_index_run_count(const cksst_mapped_run_index *mapped);
+
+// Entries in the index, from the file's header (0 for NULL).
+//
+// # Safety
+// `mapped` is NULL or a live mapped run index.
+size_t cksst_mapped_run_index_len(const cksst_mapped_run_index *mapped);
+
+// The bound on the rate at which an absent key gets a run (1.0 for NULL).
+//
+// # Safety
+// `mapped` is NULL or a live mapped run index.
+double cksst_mapped_run_index_expected_fpr(const cksst_mapped_run_index *mapped);
+
+// Whether the file describes exactly the `n` runs at `runs`, newest first: 1, 0, or a negative
+// error code, as [`cksst_run_index_describes`]. **Trust the index only when this returns 1.**
+//
+// # Safety
+// `mapped` is NULL or a live mapped run index; `runs` points at `n` `uint64_t`s (NULL when `n`
+// is 0).
+int cksst_mapped_run_index_describes(const cksst_mapped_run_index *mapped,
+                                     const uint64_t *runs,
+                                     size_t n);
+
+// Whether the file says the index is stale (a compaction failed part-way before it was
+// saved; every lookup answers every run): 1, 0, or a negative error code.
+//
+// # Safety
+// `mapped` is NULL or a live mapped run index.
+int cksst_mapped_run_index_is_stale(const cksst_mapped_run_index *mapped);
+
+// Stores in `*digest` the digest of the runs the file describes (FORMAT.md §12.1
+// `runs_digest`, checked against its run table at open).
+//
+// # Safety
+// `mapped` is NULL or a live mapped run index; `digest` points at a writable `uint64_t`.
+int cksst_mapped_run_index_runs_digest(const cksst_mapped_run_index *mapped, uint64_t *digest);
+
+// Releases a mapped run index and unmaps its file (NULL is allowed).
+//
+// # Safety
+// `mapped` is NULL or a live mapped run index, not used again.
+void cksst_mapped_run_index_free(cksst_mapped_run_index *mapped);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -46,6 +46,77 @@
 //!     cksst_bytes_free(bytes, len);
 //! }
 //! ```
+//!
+//! The run index ([`cksst_run_index`], [`cksst_mapped_run_index`]): one cuckoo table that maps
+//! each key to the sorted runs that may hold it. Its lookups return 1 with the runs in the
+//! caller's buffer, newest first, 0 when no run holds the key, and a negative code when the
+//! caller must read every run (a buffer too small included: see [`cksst_run_index_runs_for`]).
+//! Two flushes, a lookup and a compaction, what a C engine writes:
+//!
+//! ```
+//! use cuckoo_sst_c::*;
+//! use std::ptr;
+//! unsafe {
+//!     let mut index = ptr::null_mut();
+//!     assert_eq!(cksst_run_index_new(ptr::null(), &mut index), CKSST_OK);
+//!     let older: [&[u8]; 2] = [b"apple", b"pear"];
+//!     let (keys, lens): (Vec<*const u8>, Vec<usize>) =
+//!         older.iter().map(|k| (k.as_ptr(), k.len())).unzip();
+//!     assert_eq!(cksst_run_index_add_run(index, 10, keys.as_ptr(), lens.as_ptr(), 2), CKSST_OK);
+//!     let newer = [cksst_hash(b"pear".as_ptr(), 4), cksst_hash(b"plum".as_ptr(), 4)];
+//!     assert_eq!(cksst_run_index_add_run_hashes(index, 11, newer.as_ptr(), 2), CKSST_OK);
+//!
+//!     let mut runs = [0u64; CKSST_RUN_INDEX_MAX_RUNS];
+//!     let mut count = 0;
+//!     let rc = cksst_run_index_runs_for(index, b"pear".as_ptr(), 4, runs.as_mut_ptr(),
+//!                                       runs.len(), &mut count);
+//!     assert_eq!((rc, &runs[..count]), (1, &[11, 10][..])); // newest first
+//!     // Room for one run only: an error, with the count; the caller reads every run (or asks
+//!     // again with room for `count`).
+//!     let rc = cksst_run_index_runs_for(index, b"pear".as_ptr(), 4, runs.as_mut_ptr(), 1,
+//!                                       &mut count);
+//!     assert_eq!((rc, count, runs[0]), (CKSST_ERR_BUFFER_TOO_SMALL, 2, 11));
+//!
+//!     // Runs 10 and 11 merged into 12, which keeps every key.
+//!     let kept = [cksst_hash(b"apple".as_ptr(), 5), newer[0], newer[1]];
+//!     assert_eq!(cksst_run_index_compact_hashes(index, [11, 10].as_ptr(), 2, 12,
+//!                                               kept.as_ptr(), 3), CKSST_OK);
+//!     assert_eq!(cksst_run_index_describes(index, [12].as_ptr(), 1), 1);
+//!     let rc = cksst_run_index_runs_for_hash(index, kept[0], runs.as_mut_ptr(), runs.len(),
+//!                                            &mut count);
+//!     assert_eq!((rc, &runs[..count]), (1, &[12][..]));
+//!     cksst_run_index_free(index);
+//! }
+//! ```
+//!
+//! Saved, then mapped and asked in place:
+//!
+//! ```
+//! use cuckoo_sst_c::*;
+//! use std::ffi::CString;
+//! use std::ptr;
+//! let dir = tempfile::tempdir().unwrap();
+//! let path = CString::new(dir.path().join("runs.index").to_str().unwrap()).unwrap();
+//! unsafe {
+//!     let mut index = ptr::null_mut();
+//!     assert_eq!(cksst_run_index_new(ptr::null(), &mut index), CKSST_OK);
+//!     let h = cksst_hash(b"k".as_ptr(), 1);
+//!     assert_eq!(cksst_run_index_add_run_hashes(index, 7, &h, 1), CKSST_OK);
+//!     assert_eq!(cksst_run_index_save(index, path.as_ptr()), CKSST_OK);
+//!     cksst_run_index_free(index);
+//!
+//!     let mut mapped = ptr::null_mut();
+//!     assert_eq!(cksst_mapped_run_index_open(path.as_ptr(), &mut mapped), CKSST_OK);
+//!     // Trust it only if it describes the engine's live runs.
+//!     assert_eq!(cksst_mapped_run_index_describes(mapped, [7].as_ptr(), 1), 1);
+//!     let (mut runs, mut count) = ([0u64; CKSST_RUN_INDEX_MAX_RUNS], 0);
+//!     let rc = cksst_mapped_run_index_runs_for(mapped, b"k".as_ptr(), 1, runs.as_mut_ptr(),
+//!                                              runs.len(), &mut count);
+//!     assert_eq!((rc, &runs[..count]), (1, &[7][..]));
+//!     assert_eq!(cksst_mapped_run_index_verify(mapped), CKSST_OK);
+//!     cksst_mapped_run_index_free(mapped);
+//! }
+//! ```
 #![deny(missing_docs)]
 #![allow(non_camel_case_types)]
 
@@ -60,7 +131,7 @@ use std::ptr;
 use cuckoo_sst::{
     CompactFilter, Config, DEFAULT_FPR, DEFAULT_GROWTH_FACTOR, DEFAULT_MAX_KICKS, DEFAULT_SEED,
     DEFAULT_TIGHTENING, Encoding, Error, FilterBuilder, FilterRef, KeyHash, MappedFilter,
-    ScalableCuckooFilter,
+    MappedRunIndex, RunIndex, ScalableCuckooFilter,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -480,6 +551,8 @@ const _: () = {
     send_and_sync::<cksst_view_set>();
     send_and_sync::<cksst_mapped>();
     send_and_sync::<cksst_growable>();
+    send_and_sync::<cksst_run_index>();
+    send_and_sync::<cksst_mapped_run_index>();
 };
 
 /// Frees a handle made by `Box::into_raw`.
@@ -542,8 +615,8 @@ unsafe fn give_bytes(v: Vec<u8>, out: *mut *mut u8, out_len: *mut usize) -> Resu
 }
 
 /// Releases bytes the library returned (from `cksst_builder_finish`,
-/// `cksst_builder_finish_compact`, `cksst_growable_to_bytes`), with the length it returned with
-/// them. NULL is allowed.
+/// `cksst_builder_finish_compact`, `cksst_growable_to_bytes`, `cksst_run_index_to_bytes`), with
+/// the length it returned with them. NULL is allowed.
 ///
 /// # Safety
 /// `bytes` is NULL or came from this library with exactly `len`, and is not used again.
@@ -2113,6 +2186,874 @@ pub unsafe extern "C" fn cksst_growable_to_bytes(
 pub unsafe extern "C" fn cksst_growable_free(filter: *mut cksst_growable) {
     // SAFETY: the caller's contract, as stated.
     unsafe { free(filter) }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run index
+
+/// The most runs a run index describes at once (`cuckoo_sst::MAX_RUNS`): an output buffer of
+/// this many `uint64_t`s is never too small for `cksst_run_index_runs_for` and the other
+/// functions that copy runs out.
+pub const CKSST_RUN_INDEX_MAX_RUNS: usize = 64;
+
+const _: () = assert!(CKSST_RUN_INDEX_MAX_RUNS == cuckoo_sst::MAX_RUNS);
+
+/// One cuckoo table for every sorted run (SSTable) of an LSM-tree (FORMAT.md §12): each entry
+/// is a key's fingerprint and the id of the run that holds it, so a point read asks one
+/// structure, two buckets, whatever the number of runs, and gets the runs that may hold the key,
+/// newest first. Built from runs as they are flushed ([`cksst_run_index_add_run`]), updated by
+/// compactions ([`cksst_run_index_compact`]) and dropped runs ([`cksst_run_index_drop_run`]),
+/// saved atomically ([`cksst_run_index_save`]) and mapped ([`cksst_mapped_run_index_open`]).
+/// The per-run filters stay the durable truth: an engine that finds the index stale or
+/// damaged reads through them.
+///
+/// Lookups ([`cksst_run_index_runs_for`]) return 1 with the runs that may hold the key in the
+/// caller's buffer, newest first; 0 when no run holds it; a negative error code when the
+/// caller must read every run (see that function for a buffer that is too small).
+///
+/// After an internal error (`CKSST_ERR_INTERNAL`, a bug) in the middle of a change, the index
+/// may be half changed: it is then poisoned; every lookup returns `CKSST_ERR_INTERNAL` (read
+/// every run), `_describes` answers 0, `_is_stale` 1, and every change, save and `_to_bytes`
+/// is refused. Free it and build it again.
+///
+/// Thread safety: any number of threads may look up at once (`_runs_for`, `_runs_for_hash`,
+/// `_runs`, `_run_count`, `_len`, `_size_in_bytes`, `_expected_fpr`, `_describes`,
+/// `_is_stale`, `_runs_digest`, `_save`, `_to_bytes`); a change (`_add_run`,
+/// `_add_run_hashes`, `_compact`, `_compact_hashes`, `_drop_run`) needs the index to itself,
+/// with no other call on it meanwhile. It may move between threads.
+pub struct cksst_run_index {
+    inner: RunIndex,
+    /// Set while a change runs: still set afterwards only if it panicked (a bug, caught at
+    /// the boundary), when the index may be half changed.
+    poisoned: bool,
+}
+
+/// The error of every lookup, change, save and `to_bytes` of a poisoned run index.
+fn poisoned_index() -> Failure {
+    Failure::new(
+        CKSST_ERR_INTERNAL,
+        "the run index was left inconsistent by an earlier internal error (a bug): read every \
+         run; it takes no change; free it",
+    )
+}
+
+/// The failure of a change of a run index: a refused argument (a run already described, one
+/// not described, the 64 runs an index describes at most) is the caller's argument, not a
+/// configuration.
+fn index_failure(e: Error) -> Failure {
+    match e {
+        Error::InvalidConfig { .. } => Failure::argument(e.to_string()),
+        other => Failure::from(other),
+    }
+}
+
+impl cksst_run_index {
+    fn made(inner: RunIndex) -> cksst_run_index {
+        cksst_run_index {
+            inner,
+            poisoned: false,
+        }
+    }
+
+    /// Runs `op`, a change of the index, poisoning it if it panics.
+    fn change<T>(
+        &mut self,
+        op: impl FnOnce(&mut RunIndex) -> cuckoo_sst::Result<T>,
+    ) -> Result<T, Failure> {
+        if self.poisoned {
+            return Err(poisoned_index());
+        }
+        self.poisoned = true;
+        #[cfg(test)]
+        if PANIC_IN_NEXT_CHANGE.with(|p| p.replace(false)) {
+            panic!("a panic injected by a test, inside a change");
+        }
+        let result = op(&mut self.inner);
+        self.poisoned = false;
+        result.map_err(index_failure)
+    }
+
+    /// The index to ask or save, unless poisoned.
+    fn sound(&self) -> Result<&RunIndex, Failure> {
+        if self.poisoned {
+            return Err(poisoned_index());
+        }
+        Ok(&self.inner)
+    }
+}
+
+/// The hashes of `n` keys given as pointers and lengths, their memory reserved fallibly.
+///
+/// # Safety
+/// As [`cksst_run_index_add_run`]'s `keys`, `lens` and `n`.
+unsafe fn key_hashes(
+    keys: *const *const u8,
+    lens: *const usize,
+    n: usize,
+) -> Result<Vec<KeyHash>, Failure> {
+    // SAFETY: the caller's contract.
+    let (keys, lens) = unsafe { (in_slice(keys, n, "keys")?, in_slice(lens, n, "lens")?) };
+    let mut out = Vec::new();
+    out.try_reserve_exact(n)
+        .map_err(|_| Failure::out_of_memory("out of memory for the keys' hashes"))?;
+    for (&k, &len) in keys.iter().zip(lens) {
+        // SAFETY: the caller's contract: each key points at its length's bytes.
+        out.push(KeyHash::of(unsafe { bytes(k, len, "a key") }?));
+    }
+    Ok(out)
+}
+
+/// `n` hashes ([`cksst_hash`]) as key hashes, their memory reserved fallibly.
+///
+/// # Safety
+/// `hashes` is NULL (with `n` 0) or points at `n` `uint64_t`s.
+unsafe fn hashes_of(hashes: *const u64, n: usize, what: &str) -> Result<Vec<KeyHash>, Failure> {
+    // SAFETY: the caller's contract.
+    let hashes = unsafe { in_slice(hashes, n, what) }?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(n)
+        .map_err(|_| Failure::out_of_memory("out of memory for the keys' hashes"))?;
+    out.extend(hashes.iter().map(|&h| KeyHash::from_u64(h)));
+    Ok(out)
+}
+
+/// Copies `runs` (at most [`CKSST_RUN_INDEX_MAX_RUNS`]) into the caller's `out` of `cap`
+/// elements and their number into `*count`; returns that number. Where they do not fit,
+/// `CKSST_ERR_BUFFER_TOO_SMALL`, with the first `cap` of them in `out` and their number in
+/// `*count`. `*count` is 0 after any other error.
+///
+/// # Safety
+/// `count` is NULL or points at a writable `size_t`; `out` is NULL or points at `cap` writable
+/// `uint64_t`s.
+unsafe fn deliver_runs(
+    runs: impl Iterator<Item = u64>,
+    out: *mut u64,
+    cap: usize,
+    count: *mut usize,
+) -> Result<usize, Failure> {
+    if cap > 0 {
+        if out.is_null() {
+            return Err(Failure::argument(format!("out is NULL with cap {cap}")));
+        }
+        if !out.is_aligned() {
+            return Err(Failure::argument("out is not aligned"));
+        }
+    }
+    let mut total = 0;
+    for run in runs {
+        if total < cap {
+            // SAFETY: `out` is not NULL and aligned (checked, as `cap` > 0 here), and the
+            // caller guarantees `cap` writable `uint64_t`s; `total < cap`. Written through
+            // the raw pointer: the caller's buffer may be uninitialized.
+            unsafe { out.add(total).write(run) };
+        }
+        total += 1;
+    }
+    // SAFETY: the caller's contract, as stated.
+    unsafe { put(count, total, "count") }?;
+    if total > cap {
+        return Err(Failure::new(
+            CKSST_ERR_BUFFER_TOO_SMALL,
+            format!(
+                "{total} runs, the buffer holds {cap} (its first {cap} are there): read every \
+                 run, or ask again with room for {total} (CKSST_RUN_INDEX_MAX_RUNS always is)"
+            ),
+        ));
+    }
+    Ok(total)
+}
+
+/// A new, empty run index following `config` (NULL: the defaults), sized for
+/// `config->capacity` entries (a key in two runs is two) and growing in place past it; an
+/// absent key gets a run at about `config->false_positive_rate`. Its layout is its own (buckets
+/// of 4, semi-sorted, a 6-bit run id in each slot): `bucket_size`, `fingerprint_bits` and
+/// `encoding` are checked as for a filter but not used, nor are the growable filter's settings.
+/// `CKSST_ERR_INVALID_CONFIG` for a rate whose slots would need more than 32 bits with the run
+/// ids. Stores it in `*index`.
+///
+/// # Safety
+/// `config` is NULL or points at an initialized `cksst_config`; `index` at a writable pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_new(
+    config: *const cksst_config,
+    index: *mut *mut cksst_run_index,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe { clear(index, "the output pointer") }?;
+        // SAFETY: the caller's contract, as stated.
+        let config = unsafe { config_of(config) }?;
+        let inner = RunIndex::new(config)?;
+        // SAFETY: the caller's contract: `index` is NULL or writable.
+        unsafe { give(cksst_run_index::made(inner), index) }
+    })
+}
+
+/// Reads the run index saved at `path` (FORMAT.md §12), checked completely: header, run table,
+/// every checksum and the buckets' contents. It answers, grows and is updated as the index that
+/// was saved. Stores it in `*index`. (To ask a file in place, map it with
+/// [`cksst_mapped_run_index_open`].)
+///
+/// # Safety
+/// `path` is a NUL-terminated string; `index` points at a writable pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_open(
+    path: *const c_char,
+    index: *mut *mut cksst_run_index,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe { clear(index, "the output pointer") }?;
+        // SAFETY: the caller's contract, as stated.
+        let path = unsafe { path_of(path) }?;
+        let data = std::fs::read(&path).map_err(|e| Failure::from(Error::Io(e)))?;
+        let inner = RunIndex::from_bytes(&data)?;
+        // SAFETY: the caller's contract: `index` is NULL or writable.
+        unsafe { give(cksst_run_index::made(inner), index) }
+    })
+}
+
+/// Reads a run index from `len` bytes at `bytes_ptr` (copied; checked completely, as
+/// [`cksst_run_index_open`] checks a file). Stores it in `*index`.
+///
+/// # Safety
+/// `bytes_ptr` points at `len` readable bytes; `index` at a writable pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_from_bytes(
+    bytes_ptr: *const u8,
+    len: usize,
+    index: *mut *mut cksst_run_index,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe { clear(index, "the output pointer") }?;
+        // SAFETY: the caller's contract, as stated.
+        let data = unsafe { bytes(bytes_ptr, len, "bytes") }?;
+        let inner = RunIndex::from_bytes(data)?;
+        // SAFETY: the caller's contract: `index` is NULL or writable.
+        unsafe { give(cksst_run_index::made(inner), index) }
+    })
+}
+
+/// Adds a flushed run, newer than every run the index describes, with its `n` keys: `keys[i]`
+/// of `lens[i]` bytes, as [`cksst_compact_build_into`] takes them. `run` is the engine's id of
+/// the run (any value). `CKSST_ERR_INVALID_ARGUMENT` if `run` is already described or the index
+/// describes [`CKSST_RUN_INDEX_MAX_RUNS`] runs (compact or drop first); `CKSST_ERR_FULL` or
+/// `CKSST_ERR_OUT_OF_MEMORY` if the index cannot grow for them. After any error no key of the
+/// run is in the index and it is not described: every run added before answers as before.
+///
+/// # Safety
+/// `index` is a live run index no other call uses meanwhile; `keys` and `lens` point at `n`
+/// elements (NULL when `n` is 0), each `keys[i]` NULL (with `lens[i]` 0) or pointing at
+/// `lens[i]` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_add_run(
+    index: *mut cksst_run_index,
+    run: u64,
+    keys: *const *const u8,
+    lens: *const usize,
+    n: usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let (x, hashes) = unsafe { (handle_mut(index, "index")?, key_hashes(keys, lens, n)?) };
+        x.change(|i| i.add_run(run, &hashes))?;
+        Ok(CKSST_OK)
+    })
+}
+
+/// [`cksst_run_index_add_run`] with the run's keys hashed once by [`cksst_hash`] (what its
+/// filter's builder was given with `cksst_builder_add_hash`): `n` hashes at `hashes`.
+///
+/// # Safety
+/// `index` is a live run index no other call uses meanwhile; `hashes` points at `n`
+/// `uint64_t`s (NULL when `n` is 0).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_add_run_hashes(
+    index: *mut cksst_run_index,
+    run: u64,
+    hashes: *const u64,
+    n: usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let (x, hashes) = unsafe { (handle_mut(index, "index")?, hashes_of(hashes, n, "hashes")?) };
+        x.change(|i| i.add_run(run, &hashes))?;
+        Ok(CKSST_OK)
+    })
+}
+
+/// A compaction: the `n_merged` runs at `merged` (each described by the index) are replaced by
+/// the run `into`, which holds the `n` keys `keys[i]` of `lens[i]` bytes (each from one of the
+/// merged runs; the keys the compaction dropped are left out). Each kept key's entry is given
+/// `into` in place; what is left of the merged runs is swept out. `into` takes the place of the
+/// newest merged run in the order.
+///
+/// `CKSST_ERR_INVALID_ARGUMENT` (nothing changed) if a merged run is not described, `into` is,
+/// or `n_merged` is 0. `CKSST_ERR_FULL` or `CKSST_ERR_OUT_OF_MEMORY` if the index could not grow
+/// for a kept key it had no entry for: the index is then **stale** — every lookup answers every
+/// run it describes ([`cksst_run_index_is_stale`] says 1, and so does the file it saves) — so
+/// no key is lost; rebuild it.
+///
+/// # Safety
+/// `index` is a live run index no other call uses meanwhile; `merged` points at `n_merged`
+/// `uint64_t`s; `keys` and `lens` as for [`cksst_run_index_add_run`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_compact(
+    index: *mut cksst_run_index,
+    merged: *const u64,
+    n_merged: usize,
+    into: u64,
+    keys: *const *const u8,
+    lens: *const usize,
+    n: usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let (x, merged, kept) = unsafe {
+            (
+                handle_mut(index, "index")?,
+                in_slice(merged, n_merged, "merged")?,
+                key_hashes(keys, lens, n)?,
+            )
+        };
+        x.change(|i| i.compact(merged, into, &kept))?;
+        Ok(CKSST_OK)
+    })
+}
+
+/// [`cksst_run_index_compact`] with the kept keys hashed once by [`cksst_hash`]: `n` hashes at
+/// `kept`.
+///
+/// # Safety
+/// `index` is a live run index no other call uses meanwhile; `merged` points at `n_merged`
+/// `uint64_t`s and `kept` at `n` (each NULL when its count is 0).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_compact_hashes(
+    index: *mut cksst_run_index,
+    merged: *const u64,
+    n_merged: usize,
+    into: u64,
+    kept: *const u64,
+    n: usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let (x, merged, kept) = unsafe {
+            (
+                handle_mut(index, "index")?,
+                in_slice(merged, n_merged, "merged")?,
+                hashes_of(kept, n, "kept")?,
+            )
+        };
+        x.change(|i| i.compact(merged, into, &kept))?;
+        Ok(CKSST_OK)
+    })
+}
+
+/// Drops a run (deleted without a compaction): its entries are swept out. 1 if it was
+/// described, 0 if not (nothing changed), or a negative error code.
+///
+/// # Safety
+/// `index` is a live run index no other call uses meanwhile.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_drop_run(index: *mut cksst_run_index, run: u64) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let x = unsafe { handle_mut(index, "index") }?;
+        answer(x.change(|i| Ok(i.drop_run(run)))?)
+    })
+}
+
+/// The runs that may hold the key of `len` bytes at `key`, newest first, copied into `out`
+/// (room for `cap` run ids), their number in `*count`. Returns:
+///
+/// * 1: the key may be in the `*count` runs `out[0 .. *count]` (read them newest first, and
+///   no other run);
+/// * 0: no run holds the key (`*count` is 0);
+/// * `CKSST_ERR_BUFFER_TOO_SMALL`: the key may be in `*count` runs, more than `cap`; `out`
+///   holds the newest `cap` of them. **Read every run**, or ask again with `cap ≥ *count`. A
+///   buffer of [`CKSST_RUN_INDEX_MAX_RUNS`] (or of the index's [`cksst_run_index_run_count`])
+///   is never too small;
+/// * another negative code (a NULL argument, a poisoned index): **read every run** (`*count`
+///   is 0 where `count` could be written).
+///
+/// So code that reads every run whenever the result is negative never loses a key. A stale
+/// index (a failed compaction) answers every run it describes.
+///
+/// # Safety
+/// `index` is NULL or a live run index no other thread changes meanwhile; `key` is NULL or
+/// points at `len` bytes; `out` is NULL or points at `cap` writable `uint64_t`s; `count` points
+/// at a writable `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_runs_for(
+    index: *const cksst_run_index,
+    key: *const u8,
+    len: usize,
+    out: *mut u64,
+    cap: usize,
+    count: *mut usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe {
+            put(count, 0, "count")?;
+            let x = handle(index, "index")?.sound()?;
+            let runs = x.runs_for(bytes(key, len, "key")?);
+            answer(deliver_runs(runs, out, cap, count)? > 0)
+        }
+    })
+}
+
+/// [`cksst_run_index_runs_for`] for a key hashed once with [`cksst_hash`].
+///
+/// # Safety
+/// As [`cksst_run_index_runs_for`], without the key.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_runs_for_hash(
+    index: *const cksst_run_index,
+    hash: u64,
+    out: *mut u64,
+    cap: usize,
+    count: *mut usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe {
+            put(count, 0, "count")?;
+            let x = handle(index, "index")?.sound()?;
+            let runs = x.runs_for_hash(KeyHash::from_u64(hash));
+            answer(deliver_runs(runs, out, cap, count)? > 0)
+        }
+    })
+}
+
+/// The runs the index describes, newest first, copied into `out` (room for `cap`), their number
+/// in `*count`: `CKSST_OK`, or `CKSST_ERR_BUFFER_TOO_SMALL` with the number in `*count` and the
+/// newest `cap` in `out` (a buffer of [`CKSST_RUN_INDEX_MAX_RUNS`] is never too small).
+///
+/// # Safety
+/// `index` is NULL or a live run index no other thread changes meanwhile; `out` is NULL or
+/// points at `cap` writable `uint64_t`s; `count` points at a writable `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_runs(
+    index: *const cksst_run_index,
+    out: *mut u64,
+    cap: usize,
+    count: *mut usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe {
+            put(count, 0, "count")?;
+            let x = handle(index, "index")?.sound()?;
+            deliver_runs(x.runs().iter().copied(), out, cap, count)?;
+        }
+        Ok(CKSST_OK)
+    })
+}
+
+/// The number of runs the index describes (0 for NULL).
+///
+/// # Safety
+/// `index` is NULL or a live run index no other thread changes meanwhile.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_run_count(index: *const cksst_run_index) -> usize {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { index.as_ref() }.map_or(0, |x| x.inner.runs().len())
+}
+
+/// Entries in the index: a key in two runs counts twice (0 for NULL).
+///
+/// # Safety
+/// `index` is NULL or a live run index no other thread changes meanwhile.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_len(index: *const cksst_run_index) -> usize {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { index.as_ref() }.map_or(0, |x| x.inner.len())
+}
+
+/// Bytes of the index's bucket table (0 for NULL); its file takes a few hundred more.
+///
+/// # Safety
+/// `index` is NULL or a live run index no other thread changes meanwhile.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_size_in_bytes(index: *const cksst_run_index) -> usize {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { index.as_ref() }.map_or(0, |x| x.inner.size_in_bytes())
+}
+
+/// The bound on the rate at which an absent key gets a run (1.0 for NULL).
+///
+/// # Safety
+/// `index` is NULL or a live run index no other thread changes meanwhile.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_expected_fpr(index: *const cksst_run_index) -> f64 {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { index.as_ref() }.map_or(1.0, |x| x.inner.expected_fpr())
+}
+
+/// Whether the index describes exactly the `n` runs at `runs`, newest first — an engine's live
+/// runs from its manifest: 1 if so, 0 if not (a flush, compaction or drop did not reach the
+/// index, or it is poisoned), or a negative error code. **Trust the index only when this
+/// returns 1**; otherwise read through the per-run filters.
+///
+/// # Safety
+/// `index` is NULL or a live run index no other thread changes meanwhile; `runs` points at `n`
+/// `uint64_t`s (NULL when `n` is 0).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_describes(
+    index: *const cksst_run_index,
+    runs: *const u64,
+    n: usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let (x, runs) = unsafe { (handle(index, "index")?, in_slice(runs, n, "runs")?) };
+        answer(!x.poisoned && x.inner.describes(runs))
+    })
+}
+
+/// Whether a compaction failed part-way (or the index is poisoned): 1 if so — every lookup
+/// then answers every run; rebuild the index — 0 if not, or a negative error code.
+///
+/// # Safety
+/// `index` is NULL or a live run index no other thread changes meanwhile.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_is_stale(index: *const cksst_run_index) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let x = unsafe { handle(index, "index") }?;
+        answer(x.poisoned || x.inner.is_stale())
+    })
+}
+
+/// Stores in `*digest` the digest of the runs the index describes, newest first (FORMAT.md
+/// §12.1 `runs_digest`: XXH3-64 of their little-endian bytes), which an engine may keep in its
+/// manifest beside the index file's name; [`cksst_runs_digest_of`] computes it for a list.
+///
+/// # Safety
+/// `index` is NULL or a live run index no other thread changes meanwhile; `digest` points at a
+/// writable `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_runs_digest(
+    index: *const cksst_run_index,
+    digest: *mut u64,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe {
+            let x = handle(index, "index")?.sound()?;
+            put(digest, x.runs_digest(), "digest")?;
+        }
+        Ok(CKSST_OK)
+    })
+}
+
+/// Stores in `*digest` the digest of the `n` runs at `runs`, given newest first (FORMAT.md
+/// §12.1 `runs_digest`), as [`cksst_run_index_runs_digest`] and
+/// [`cksst_mapped_run_index_runs_digest`] report it for the runs an index describes.
+///
+/// # Safety
+/// `runs` points at `n` `uint64_t`s (NULL when `n` is 0); `digest` at a writable `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_runs_digest_of(
+    runs: *const u64,
+    n: usize,
+    digest: *mut u64,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe {
+            let runs = in_slice(runs, n, "runs")?;
+            put(digest, RunIndex::runs_digest_of(runs), "digest")?;
+        }
+        Ok(CKSST_OK)
+    })
+}
+
+/// Saves the index to `path` atomically and durably (a temporary file in the same directory,
+/// synced, renamed over `path`, the directory synced): a reader sees the old file or the new
+/// one, never a torn one. Map it with [`cksst_mapped_run_index_open`]. `CKSST_ERR_NOT_DURABLE`
+/// if the new file is in place but syncing failed (save again); `CKSST_ERR_IO` if it could not
+/// be written (the old file is untouched).
+///
+/// # Safety
+/// `index` is a live run index no other thread changes meanwhile; `path` is a NUL-terminated
+/// string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_save(
+    index: *const cksst_run_index,
+    path: *const c_char,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let (x, path) = unsafe { (handle(index, "index")?, path_of(path)?) };
+        x.sound()?.save(path)?;
+        Ok(CKSST_OK)
+    })
+}
+
+/// The index's file bytes (FORMAT.md §12), which the caller owns: release them with
+/// [`cksst_bytes_free`]. Given the same operations, the same bytes.
+///
+/// # Safety
+/// `index` is a live run index no other thread changes meanwhile; `bytes` and `len` point at
+/// writable values.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_to_bytes(
+    index: *const cksst_run_index,
+    bytes: *mut *mut u8,
+    len: *mut usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe { clear_bytes(bytes, len) }?;
+        // SAFETY: the caller's contract, as stated.
+        let x = unsafe { handle(index, "index") }?.sound()?;
+        // SAFETY: the caller's contract, as stated.
+        unsafe { give_bytes(x.to_bytes(), bytes, len) }?;
+        Ok(CKSST_OK)
+    })
+}
+
+/// Releases a run index (NULL is allowed).
+///
+/// # Safety
+/// `index` is NULL or a live run index, not used again.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_free(index: *mut cksst_run_index) {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { free(index) }
+}
+
+/// A run-index file (FORMAT.md §12) mapped into memory and asked in place, read-only: opening
+/// checks the header, the run table and the checksum table (microseconds, whatever the file's
+/// size) and copies nothing; each chunk of the buckets is checked the first time a lookup reads
+/// it. A lookup whose buckets lie in a damaged chunk answers every run the index describes,
+/// never fewer than hold the key; [`cksst_mapped_run_index_verify`] checks every byte and names
+/// the damage. A file damaged in its header, run table or checksum table is refused at open:
+/// read through the per-run filters then.
+///
+/// As for [`cksst_mapped`], the file must not change while it is mapped: nothing may write into
+/// or truncate it until the handle is freed (overwritten bytes give wrong answers, false
+/// negatives included; a lookup past a truncated end raises SIGBUS). Files written by
+/// [`cksst_run_index_save`] are replaced by a rename, never changed in place.
+///
+/// Thread safety: immutable; any number of threads may query one mapped run index at once.
+pub struct cksst_mapped_run_index {
+    inner: MappedRunIndex,
+}
+
+/// Maps the run-index file at `path` and checks its header, run table and checksum table
+/// (FORMAT.md §12.4 steps 1–6); its buckets are checked as lookups read them
+/// ([`cksst_mapped_run_index_verify`] checks the rest). An error for a file that is not a run
+/// index or whose checked parts are damaged. Stores the handle in `*mapped`.
+///
+/// # Safety
+/// `path` is a NUL-terminated string; `mapped` points at a writable pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_run_index_open(
+    path: *const c_char,
+    mapped: *mut *mut cksst_mapped_run_index,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe { clear(mapped, "the output pointer") }?;
+        // SAFETY: the caller's contract, as stated.
+        let path = unsafe { path_of(path) }?;
+        let inner = MappedRunIndex::open(path)?;
+        // SAFETY: the caller's contract: `mapped` is NULL or writable.
+        unsafe { give(cksst_mapped_run_index { inner }, mapped) }
+    })
+}
+
+/// Checks every bucket chunk not checked yet, then the buckets' contents (FORMAT.md §12.4 step
+/// 7): `CKSST_OK` if the whole file is sound, else the error of the first damage found
+/// (lookups then answer every run). Lookups may run meanwhile.
+///
+/// # Safety
+/// `mapped` is NULL or a live mapped run index.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_run_index_verify(
+    mapped: *const cksst_mapped_run_index,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe { handle(mapped, "mapped") }?.inner.verify()?;
+        Ok(CKSST_OK)
+    })
+}
+
+/// The runs that may hold the key, newest first, as [`cksst_run_index_runs_for`] answers them
+/// (the same results and the same rules: read every run after a negative result); every run
+/// the file describes when it is stale or the chunk a lookup reads is damaged.
+///
+/// # Safety
+/// `mapped` is NULL or a live mapped run index; `key` is NULL or points at `len` bytes; `out`
+/// is NULL or points at `cap` writable `uint64_t`s; `count` points at a writable `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_run_index_runs_for(
+    mapped: *const cksst_mapped_run_index,
+    key: *const u8,
+    len: usize,
+    out: *mut u64,
+    cap: usize,
+    count: *mut usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe {
+            put(count, 0, "count")?;
+            let m = handle(mapped, "mapped")?;
+            let runs = m.inner.runs_for(bytes(key, len, "key")?);
+            answer(deliver_runs(runs, out, cap, count)? > 0)
+        }
+    })
+}
+
+/// [`cksst_mapped_run_index_runs_for`] for a key hashed once with [`cksst_hash`].
+///
+/// # Safety
+/// As [`cksst_mapped_run_index_runs_for`], without the key.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_run_index_runs_for_hash(
+    mapped: *const cksst_mapped_run_index,
+    hash: u64,
+    out: *mut u64,
+    cap: usize,
+    count: *mut usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe {
+            put(count, 0, "count")?;
+            let m = handle(mapped, "mapped")?;
+            let runs = m.inner.runs_for_hash(KeyHash::from_u64(hash));
+            answer(deliver_runs(runs, out, cap, count)? > 0)
+        }
+    })
+}
+
+/// The runs the file describes, newest first, as [`cksst_run_index_runs`] copies them.
+///
+/// # Safety
+/// `mapped` is NULL or a live mapped run index; `out` is NULL or points at `cap` writable
+/// `uint64_t`s; `count` points at a writable `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_run_index_runs(
+    mapped: *const cksst_mapped_run_index,
+    out: *mut u64,
+    cap: usize,
+    count: *mut usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe {
+            put(count, 0, "count")?;
+            let m = handle(mapped, "mapped")?;
+            deliver_runs(m.inner.runs().iter().copied(), out, cap, count)?;
+        }
+        Ok(CKSST_OK)
+    })
+}
+
+/// The number of runs the file describes (0 for NULL).
+///
+/// # Safety
+/// `mapped` is NULL or a live mapped run index.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_run_index_run_count(
+    mapped: *const cksst_mapped_run_index,
+) -> usize {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { mapped.as_ref() }.map_or(0, |m| m.inner.runs().len())
+}
+
+/// Entries in the index, from the file's header (0 for NULL).
+///
+/// # Safety
+/// `mapped` is NULL or a live mapped run index.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_run_index_len(
+    mapped: *const cksst_mapped_run_index,
+) -> usize {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { mapped.as_ref() }.map_or(0, |m| m.inner.len())
+}
+
+/// The bound on the rate at which an absent key gets a run (1.0 for NULL).
+///
+/// # Safety
+/// `mapped` is NULL or a live mapped run index.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_run_index_expected_fpr(
+    mapped: *const cksst_mapped_run_index,
+) -> f64 {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { mapped.as_ref() }.map_or(1.0, |m| m.inner.expected_fpr())
+}
+
+/// Whether the file describes exactly the `n` runs at `runs`, newest first: 1, 0, or a negative
+/// error code, as [`cksst_run_index_describes`]. **Trust the index only when this returns 1.**
+///
+/// # Safety
+/// `mapped` is NULL or a live mapped run index; `runs` points at `n` `uint64_t`s (NULL when `n`
+/// is 0).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_run_index_describes(
+    mapped: *const cksst_mapped_run_index,
+    runs: *const u64,
+    n: usize,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        let (m, runs) = unsafe { (handle(mapped, "mapped")?, in_slice(runs, n, "runs")?) };
+        answer(m.inner.describes(runs))
+    })
+}
+
+/// Whether the file says the index is stale (a compaction failed part-way before it was
+/// saved; every lookup answers every run): 1, 0, or a negative error code.
+///
+/// # Safety
+/// `mapped` is NULL or a live mapped run index.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_run_index_is_stale(
+    mapped: *const cksst_mapped_run_index,
+) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    boundary(|| answer(unsafe { handle(mapped, "mapped") }?.inner.is_stale()))
+}
+
+/// Stores in `*digest` the digest of the runs the file describes (FORMAT.md §12.1
+/// `runs_digest`, checked against its run table at open).
+///
+/// # Safety
+/// `mapped` is NULL or a live mapped run index; `digest` points at a writable `uint64_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_run_index_runs_digest(
+    mapped: *const cksst_mapped_run_index,
+    digest: *mut u64,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe {
+            let m = handle(mapped, "mapped")?;
+            put(digest, m.inner.runs_digest(), "digest")?;
+        }
+        Ok(CKSST_OK)
+    })
+}
+
+/// Releases a mapped run index and unmaps its file (NULL is allowed).
+///
+/// # Safety
+/// `mapped` is NULL or a live mapped run index, not used again.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_run_index_free(mapped: *mut cksst_mapped_run_index) {
+    // SAFETY: the caller's contract, as stated.
+    unsafe { free(mapped) }
 }
 
 #[cfg(test)]

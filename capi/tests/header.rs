@@ -54,6 +54,8 @@ fn every_function_is_prefixed_and_every_handle_documents_its_threads() {
         "cksst_view_set",
         "cksst_mapped",
         "cksst_growable",
+        "cksst_run_index",
+        "cksst_mapped_run_index",
     ] {
         let decl = format!("typedef struct {handle} {handle};");
         let at = header
