@@ -28,7 +28,8 @@ use std::process::{Command, Output};
 use std::time::Instant;
 
 use cuckoo_sst::{
-    Config, Encoding, FilterBuilder, FilterRef, KeyHash, MappedFilter, ScalableCuckooFilter,
+    Config, Encoding, FilterBuilder, FilterRef, KeyHash, MappedFilter, MappedRunIndex, RunIndex,
+    ScalableCuckooFilter,
 };
 
 /// Absent keys asked of every fixture (Rust's answers go in its `.absent` file): 100 000, or
@@ -55,6 +56,12 @@ const GROWABLE_STAGE_KEYS: usize = 5_000;
 const C_INSERTS: usize = 20_000;
 const C_UNIQUE: usize = 1_000;
 const C_REMOVE_EVERY: usize = 7;
+/// What suite.c does to the run index (section 7, the manifest's `runindex` line): the keys of
+/// a flushed run, the keys of the first run the second holds again, every how many-th key the
+/// compaction drops.
+const RI_KEYS: usize = 1_000;
+const RI_UPDATES: usize = 100;
+const RI_EVERY: usize = 10;
 
 /// Key `i` of a kind, 16 bytes: present keys are `p…`, absent `a…`, the C suite's own `c…`.
 fn key(prefix: char, i: usize) -> [u8; 16] {
@@ -278,6 +285,7 @@ fn write_fixtures(dir: &Path, absent: usize) -> Expected {
         writeln!(manifest, "hash {:016x}", h.to_u64()).unwrap();
     }
     writeln!(manifest, "grow {C_INSERTS} {C_UNIQUE} {C_REMOVE_EVERY}").unwrap();
+    writeln!(manifest, "runindex {RI_KEYS} {RI_UPDATES} {RI_EVERY}").unwrap();
 
     fs::write(dir.join("fixtures.txt"), manifest).unwrap();
     Expected {
@@ -550,12 +558,54 @@ fn the_c_suite_passes_under_the_sanitizers() {
         "c_growable.cksst differs from the same operations in Rust"
     );
     assert_eq!(g.to_bytes(), replay.to_bytes());
+    check_c_run_index(dir);
     let all = start.elapsed();
     println!(
         "fixtures {fixtures_took:.2?}, compile {compile_took:.2?}, C suite {run_took:.2?}, \
          checks from Rust {:.2?}; {all:.2?} in all",
         all - fixtures_took - compile_took - run_took
     );
+}
+
+/// What C made of the run index (suite.c section 7): the same operations in Rust give the same
+/// bytes, and the mapped file answers every key of its runs with its run, newest first.
+fn check_c_run_index(dir: &Path) {
+    let (k, u, e) = (RI_KEYS, RI_UPDATES, RI_EVERY);
+    let h = |i: usize| KeyHash::of(&key('c', i));
+    let hashes = |r: std::ops::Range<usize>| r.map(h).collect::<Vec<_>>();
+    // `cksst_config_init(&cfg, 4 * K)`: the defaults for that capacity.
+    let mut x = RunIndex::new(Config::new(4 * k)).unwrap();
+    x.add_run(10, &hashes(0..k)).unwrap();
+    let mut second = hashes(k..2 * k);
+    second.extend(hashes(0..u));
+    x.add_run(11, &second).unwrap();
+    x.add_run(12, &hashes(2 * k..2 * k + k / 2)).unwrap();
+    let kept: Vec<KeyHash> = (0..2 * k).filter(|i| i % e != 0).map(h).collect();
+    x.compact(&[11, 10], 13, &kept).unwrap();
+    x.compact(&[12], 14, &hashes(2 * k..2 * k + k / 2)).unwrap();
+    assert!(x.drop_run(14));
+    x.add_run(15, &hashes(3 * k..3 * k + k / 2)).unwrap();
+    let path = dir.join("c_run_index.cksst");
+    let file = fs::read(&path).expect("the C suite wrote c_run_index.cksst");
+    assert!(
+        file == x.to_bytes(),
+        "c_run_index.cksst differs from the same operations in Rust"
+    );
+    let m = MappedRunIndex::open(&path).expect("c_run_index.cksst maps");
+    assert!(m.describes(&[15, 13]) && !m.is_stale());
+    assert_eq!(m.runs_digest(), RunIndex::runs_digest_of(&[15, 13]));
+    m.verify().expect("c_run_index.cksst is sound");
+    for i in (0..2 * k).filter(|i| i % e != 0) {
+        let got: Vec<u64> = m.runs_for(&key('c', i)).collect();
+        assert!(
+            got.first() == Some(&13) || got == [15, 13],
+            "key c {i}: {got:?}"
+        );
+    }
+    for i in 3 * k..3 * k + k / 2 {
+        let got: Vec<u64> = m.runs_for(&key('c', i)).collect();
+        assert_eq!(got.first(), Some(&15), "key c {i}: {got:?}");
+    }
 }
 
 /// The README's C example ("From C") compiles as C99 with every warning an error, runs, and

@@ -23,12 +23,20 @@
  *                                   c 0 .. INSERTS-1, insert_unique keys c INSERTS ..
  *                                   INSERTS+UNIQUE-1, remove the keys c i < INSERTS with
  *                                   i % EVERY == 0; the driver then checks c_growable.cksst
+ *     runindex KEYS UPDATES EVERY   what to do to the run index (section 7): run 10 holds keys
+ *                                   c 0 .. KEYS-1, run 11 keys c KEYS .. 2*KEYS-1 and the UPDATES
+ *                                   keys c 0 .. UPDATES-1 again, run 12 c 2*KEYS .. 2.5*KEYS-1;
+ *                                   11 and 10 are compacted into 13, which drops the keys c i
+ *                                   with i % EVERY == 0; 12 compacted into 14, 14 dropped; run
+ *                                   15 holds c 3*KEYS .. 3.5*KEYS-1. The index, describing runs
+ *                                   15 and 13, is saved to c_run_index.cksst, which the driver
+ *                                   checks (the same operations in Rust give the same bytes)
  *
  * Keys are 16 bytes: present key i is "p%015zu", absent key i "a%015zu", key i that this
  * suite inserts "c%015zu".
  *
- * The suite writes c_built.cksst (section 4) and c_growable.cksst (section 3) into DIR, which
- * the driver checks from Rust afterwards, and some scratch files.
+ * The suite writes c_built.cksst (section 4), c_growable.cksst (section 3) and c_run_index.cksst
+ * (section 7) into DIR, which the driver checks from Rust afterwards, and some scratch files.
  *
  * C99 and POSIX (open, close, threads), nothing but cuckoo_sst.h and libc. Every check is a CHECK*: on
  * failure it prints the file, line, expression, what was being checked and cksst_last_error(),
@@ -314,6 +322,8 @@ static char embedded_file[128];
 static embedding embedded[MAX_FIXTURES];
 static size_t n_embedded;
 static size_t grow_inserts, grow_unique, grow_every;
+/* What the manifest's `runindex KEYS UPDATES EVERY` line says (section 7). */
+static size_t ri_keys, ri_updates, ri_every;
 
 /* Keys: present (the most any fixture holds), absent (the most any fixture answers), and the
  * suite's own inserts. */
@@ -376,6 +386,11 @@ static void read_manifest(void)
             embedded[n_embedded].offset = a;
             embedded[n_embedded].len = b;
             ++n_embedded;
+        } else if (strcmp(word, "runindex") == 0) {
+            CHECK(sscanf(line, "runindex %zu %zu %zu", &x, &y, &z) == 3);
+            ri_keys = x;
+            ri_updates = y;
+            ri_every = z;
         } else if (strcmp(word, "grow") == 0) {
             CHECK(sscanf(line, "grow %zu %zu %zu", &x, &y, &z) == 3);
             grow_inserts = x;
@@ -393,6 +408,7 @@ static void read_manifest(void)
     CHECK(growable.file[0] != '\0');
     CHECK(n_embedded > 0 && embedded_file[0] != '\0');
     CHECK(grow_every > 0);
+    CHECK(ri_keys > 0 && ri_every > 1);
     for (e = 0; e < n_embedded; e++) {
         CHECK(embedded[e].index < n_singles);
     }
@@ -1990,6 +2006,610 @@ static void section_review(void)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* 7. The run index (issue 41): one table for every run of an LSM-tree */
+
+
+/* The runs that may hold key c i, asked by key and by hash of the owned index `x` or (x NULL)
+ * the mapped `m`: both ways must agree. Returns the result; the runs are in `runs` (room for
+ * CKSST_RUN_INDEX_MAX_RUNS), their number in *count. */
+static int ri_ask(const cksst_run_index *x, const cksst_mapped_run_index *m, const uint8_t *k,
+                  uint64_t h, uint64_t *runs, size_t *count)
+{
+    uint64_t again[CKSST_RUN_INDEX_MAX_RUNS];
+    size_t n_again = 99, j;
+    int rc, rc2;
+    *count = 99;
+    if (x != NULL) {
+        rc = cksst_run_index_runs_for(x, k, KEY_LEN, runs, CKSST_RUN_INDEX_MAX_RUNS, count);
+        rc2 = cksst_run_index_runs_for_hash(x, h, again, CKSST_RUN_INDEX_MAX_RUNS, &n_again);
+    } else {
+        rc = cksst_mapped_run_index_runs_for(m, k, KEY_LEN, runs, CKSST_RUN_INDEX_MAX_RUNS, count);
+        rc2 = cksst_mapped_run_index_runs_for_hash(m, h, again, CKSST_RUN_INDEX_MAX_RUNS,
+                                                   &n_again);
+    }
+    CHECKF(rc == rc2 && *count == n_again, "by key %d (%zu runs), by hash %d (%zu runs)", rc,
+           *count, rc2, n_again);
+    CHECKF(rc == 0 || rc == 1, "result %d (%s)", rc, cksst_status_name(rc));
+    CHECKF((rc == 1) == (*count > 0) && *count <= CKSST_RUN_INDEX_MAX_RUNS, "rc %d, %zu runs", rc,
+           *count);
+    for (j = 0; j < *count && j < n_again; j++) {
+        CHECKF(runs[j] == again[j], "run %zu: %llu by key, %llu by hash", j,
+               (unsigned long long)runs[j], (unsigned long long)again[j]);
+    }
+    return rc;
+}
+
+/* Whether `run` is among the `n` runs. */
+static int has_run(const uint64_t *runs, size_t n, uint64_t run)
+{
+    size_t j;
+    for (j = 0; j < n; j++) {
+        if (runs[j] == run) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The runs answered are in the order of `order` (the index's runs, newest first), each once. */
+static void check_newest_first(const uint64_t *runs, size_t n, const uint64_t *order,
+                               size_t n_order)
+{
+    size_t j, at = 0;
+    for (j = 0; j < n; j++) {
+        while (at < n_order && order[at] != runs[j]) {
+            ++at;
+        }
+        CHECKF(at < n_order, "run %llu (answer %zu of %zu) is not in the index's order, or out of "
+               "order", (unsigned long long)runs[j], j, n);
+        ++at;
+    }
+}
+
+/* The index (owned `x` or mapped `m`) describes exactly `order`, newest first. */
+static void check_runs(const cksst_run_index *x, const cksst_mapped_run_index *m,
+                       const uint64_t *order, size_t n)
+{
+    uint64_t got[CKSST_RUN_INDEX_MAX_RUNS], digest = 0, want = 1;
+    size_t count = 99, j;
+    if (x != NULL) {
+        CHECK_RC(cksst_run_index_runs(x, got, CKSST_RUN_INDEX_MAX_RUNS, &count), CKSST_OK);
+        CHECK(cksst_run_index_run_count(x) == n);
+        CHECK_RC(cksst_run_index_describes(x, order, n), 1);
+        CHECK_RC(cksst_run_index_runs_digest(x, &digest), CKSST_OK);
+        CHECK_RC(cksst_run_index_is_stale(x), 0);
+    } else {
+        CHECK_RC(cksst_mapped_run_index_runs(m, got, CKSST_RUN_INDEX_MAX_RUNS, &count), CKSST_OK);
+        CHECK(cksst_mapped_run_index_run_count(m) == n);
+        CHECK_RC(cksst_mapped_run_index_describes(m, order, n), 1);
+        CHECK_RC(cksst_mapped_run_index_runs_digest(m, &digest), CKSST_OK);
+        CHECK_RC(cksst_mapped_run_index_is_stale(m), 0);
+    }
+    CHECKF(count == n, "%zu runs, expected %zu", count, n);
+    for (j = 0; j < n && j < count; j++) {
+        CHECKF(got[j] == order[j], "run %zu: %llu, expected %llu", j, (unsigned long long)got[j],
+               (unsigned long long)order[j]);
+    }
+    CHECK_RC(cksst_runs_digest_of(order, n, &want), CKSST_OK);
+    CHECK(digest == want);
+}
+
+/* Every key of run `run` (keys c from .. to-1, except those `skip` says were dropped) is
+ * answered with `run` among its runs, newest first; no answer names a run outside `order`. */
+static void check_run_keys(const cksst_run_index *x, const cksst_mapped_run_index *m,
+                           uint64_t run, size_t from, size_t to, size_t skip_every,
+                           const uint64_t *order, size_t n_order)
+{
+    uint64_t runs[CKSST_RUN_INDEX_MAX_RUNS];
+    size_t i, count;
+    for (i = from; i < to; i++) {
+        if (skip_every != 0 && i % skip_every == 0) {
+            continue;
+        }
+        set_context("run index: key c %zu of run %llu", i, (unsigned long long)run);
+        CHECK_RC(ri_ask(x, m, key(&ck, i), ck.hashes[i], runs, &count), 1);
+        CHECKF(has_run(runs, count, run), "key c %zu: run %llu not among its %zu runs", i,
+               (unsigned long long)run, count);
+        check_newest_first(runs, count, order, n_order);
+    }
+}
+
+/* How many of the first n absent keys get a run, the answers of `x` (or `m`) in `answers`
+ * (a bit per run of `order`, 0 for none) when `answers` is not NULL; compared with `expect`
+ * when that is not NULL. */
+static size_t ri_absent(const cksst_run_index *x, const cksst_mapped_run_index *m, size_t n,
+                        const uint64_t *order, size_t n_order, uint64_t *answers,
+                        const uint64_t *expect)
+{
+    uint64_t runs[CKSST_RUN_INDEX_MAX_RUNS];
+    size_t i, j, count, hits = 0;
+    for (i = 0; i < n; i++) {
+        uint64_t bits = 0;
+        hits += (size_t)ri_ask(x, m, key(&ak, i), ak.hashes[i], runs, &count);
+        check_newest_first(runs, count, order, n_order);
+        for (j = 0; j < n_order; j++) {
+            bits |= (uint64_t)has_run(runs, count, order[j]) << j;
+        }
+        if (answers != NULL) {
+            answers[i] = bits;
+        }
+        if (expect != NULL) {
+            CHECKF(bits == expect[i], "absent key %zu: runs %llx, expected %llx", i,
+                   (unsigned long long)bits, (unsigned long long)expect[i]);
+        }
+    }
+    return hits;
+}
+
+static void section_run_index(void)
+{
+    const size_t K = ri_keys, U = ri_updates, E = ri_every;
+    const size_t n_absent = ak.n < 20000 ? ak.n : 20000;
+    cksst_run_index *x = NULL, *back = NULL, *fresh = NULL;
+    cksst_mapped_run_index *m = NULL;
+    cksst_config cfg;
+    uint64_t runs[CKSST_RUN_INDEX_MAX_RUNS], *hashes, *absent_answers;
+    uint64_t order[4], digest;
+    const uint8_t **kept_keys;
+    size_t *kept_lens;
+    size_t i, count, n_kept = 0, hits, len_before, file_len, n;
+    uint8_t *bytes = NULL, *file;
+    char path[4096];
+    int rc;
+
+    CHECK(ck.n >= 3 * K + K / 2 && K > U && E > 1);
+    path_in(path, sizeof path, "c_run_index.cksst");
+
+    /* Two flushes: run 10 from its keys, run 11 (newer) from its hashes, holding keys of its
+     * own and U keys of run 10 again (updates). */
+    set_context("run index: two flushes");
+    CHECK_RC(cksst_config_init(&cfg, 4 * K), CKSST_OK);
+    CHECK_RC(cksst_run_index_new(&cfg, &x), CKSST_OK);
+    CHECK(cksst_run_index_run_count(x) == 0 && cksst_run_index_len(x) == 0);
+    CHECK(cksst_run_index_size_in_bytes(x) > 0);
+    CHECK(cksst_run_index_expected_fpr(x) >= 0.0 && cksst_run_index_expected_fpr(x) <= 0.01);
+    CHECK_RC(cksst_run_index_runs_for(x, key(&ck, 0), KEY_LEN, runs, 4, &count), 0);
+    CHECK(count == 0);
+    CHECK_RC(cksst_run_index_add_run(x, 10, ck.ptrs, ck.lens, K), CKSST_OK);
+    hashes = xmalloc((K + U) * sizeof *hashes);
+    memcpy(hashes, ck.hashes + K, K * sizeof *hashes);
+    memcpy(hashes + K, ck.hashes, U * sizeof *hashes);
+    CHECK_RC(cksst_run_index_add_run_hashes(x, 11, hashes, K + U), CKSST_OK);
+    free(hashes);
+    order[0] = 11;
+    order[1] = 10;
+    check_runs(x, NULL, order, 2);
+    CHECKF(cksst_run_index_len(x) > K && cksst_run_index_len(x) <= 2 * K + U, "%zu entries",
+           cksst_run_index_len(x));
+    /* No key lost, newest first: the updated keys are in both runs, 11 before 10. */
+    check_run_keys(x, NULL, 10, 0, K, 0, order, 2);
+    check_run_keys(x, NULL, 11, K, 2 * K, 0, order, 2);
+    set_context("run index: the updated keys");
+    for (i = 0; i < U; i++) {
+        CHECK_RC(ri_ask(x, NULL, key(&ck, i), ck.hashes[i], runs, &count), 1);
+        CHECKF(count == 2 && runs[0] == 11 && runs[1] == 10, "key c %zu: %zu runs", i, count);
+    }
+    set_context("run index: %zu absent keys", n_absent);
+    hits = ri_absent(x, NULL, n_absent, order, 2, NULL, NULL);
+    CHECKF(hits * 100 <= n_absent * 3, "%zu of %zu absent keys got a run", hits, n_absent);
+
+    /* A buffer too small: an error with the full count and the newest runs that fit, never a
+     * shorter answer that looks complete. */
+    set_context("run index: a buffer too small");
+    runs[0] = runs[1] = 777;
+    CHECK_ERR(cksst_run_index_runs_for(x, key(&ck, 0), KEY_LEN, runs, 1, &count),
+              CKSST_ERR_BUFFER_TOO_SMALL);
+    CHECK(count == 2 && runs[0] == 11 && runs[1] == 777);
+    count = 99;
+    CHECK_ERR(cksst_run_index_runs_for_hash(x, ck.hashes[0], NULL, 0, &count),
+              CKSST_ERR_BUFFER_TOO_SMALL);
+    CHECK(count == 2);
+    /* With room for exactly the count (the retry), the answer. */
+    CHECK_RC(cksst_run_index_runs_for_hash(x, ck.hashes[0], runs, 2, &count), 1);
+    CHECK(count == 2 && runs[0] == 11 && runs[1] == 10);
+    /* A key in no run needs no room. */
+    for (i = 0; i < n_absent; i++) {
+        if (cksst_run_index_runs_for(x, key(&ak, i), KEY_LEN, runs, 4, &count) == 0) {
+            break;
+        }
+    }
+    CHECK(i < n_absent);
+    count = 99;
+    CHECK_RC(cksst_run_index_runs_for(x, key(&ak, i), KEY_LEN, NULL, 0, &count), 0);
+    CHECK(count == 0);
+    runs[0] = 777;
+    CHECK_ERR(cksst_run_index_runs(x, runs, 1, &count), CKSST_ERR_BUFFER_TOO_SMALL);
+    CHECK(count == 2 && runs[0] == 11);
+
+    /* Refused changes change nothing. */
+    set_context("run index: refused changes");
+    CHECK_ERR(cksst_run_index_add_run(x, 10, ck.ptrs, ck.lens, 1), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(cksst_last_error(), "10") != NULL);
+    CHECK_ERR(cksst_run_index_add_run_hashes(x, 11, NULL, 0), CKSST_ERR_INVALID_ARGUMENT);
+    order[2] = 99;
+    CHECK_ERR(cksst_run_index_compact_hashes(x, order + 1, 2, 12, NULL, 0),
+              CKSST_ERR_INVALID_ARGUMENT); /* run 99 is not described */
+    CHECK_ERR(cksst_run_index_compact_hashes(x, order, 2, 10, NULL, 0),
+              CKSST_ERR_INVALID_ARGUMENT); /* into a run described */
+    CHECK_ERR(cksst_run_index_compact_hashes(x, NULL, 0, 12, NULL, 0),
+              CKSST_ERR_INVALID_ARGUMENT); /* nothing merged */
+    check_runs(x, NULL, order, 2);
+    check_run_keys(x, NULL, 10, 0, K, 0, order, 2);
+
+    /* A third flush, then a compaction of 11 and 10 into 13 that drops every E-th key. */
+    set_context("run index: a third flush and a compaction");
+    CHECK_RC(cksst_run_index_add_run(x, 12, ck.ptrs + 2 * K, ck.lens + 2 * K, K / 2), CKSST_OK);
+    kept_keys = xmalloc(2 * K * sizeof *kept_keys);
+    kept_lens = xmalloc(2 * K * sizeof *kept_lens);
+    for (i = 0; i < 2 * K; i++) {
+        if (i % E != 0) {
+            kept_keys[n_kept] = ck.ptrs[i];
+            kept_lens[n_kept] = ck.lens[i];
+            ++n_kept;
+        }
+    }
+    order[0] = 11;
+    order[1] = 10;
+    CHECK_RC(cksst_run_index_compact(x, order, 2, 13, kept_keys, kept_lens, n_kept), CKSST_OK);
+    free((void *)kept_keys);
+    free(kept_lens);
+    order[0] = 12;
+    order[1] = 13;
+    check_runs(x, NULL, order, 2);
+    CHECK(cksst_run_index_len(x) <= n_kept + K / 2);
+    check_run_keys(x, NULL, 13, 0, 2 * K, E, order, 2);
+    check_run_keys(x, NULL, 12, 2 * K, 2 * K + K / 2, 0, order, 2);
+    /* The dropped keys' entries were swept out: few still answer (false positives). */
+    set_context("run index: the keys the compaction dropped");
+    hits = 0;
+    for (i = 0; i < 2 * K; i += E) {
+        hits += (size_t)ri_ask(x, NULL, key(&ck, i), ck.hashes[i], runs, &count);
+        check_newest_first(runs, count, order, 2);
+    }
+    CHECKF(hits * 10 <= 2 * K / E, "%zu of %zu dropped keys still answer", hits, 2 * K / E);
+
+    /* Run 12 compacted alone into 14, from hashes, every key kept; then 14 dropped. */
+    set_context("run index: a compaction from hashes, then a drop");
+    order[0] = 12;
+    CHECK_RC(cksst_run_index_compact_hashes(x, order, 1, 14, ck.hashes + 2 * K, K / 2), CKSST_OK);
+    order[0] = 14;
+    check_runs(x, NULL, order, 2);
+    check_run_keys(x, NULL, 14, 2 * K, 2 * K + K / 2, 0, order, 2);
+    len_before = cksst_run_index_len(x);
+    CHECK_RC(cksst_run_index_drop_run(x, 14), 1);
+    CHECK_RC(cksst_run_index_drop_run(x, 14), 0);
+    CHECK_RC(cksst_run_index_drop_run(x, 12), 0);
+    CHECK(cksst_run_index_len(x) < len_before);
+    order[0] = 13;
+    check_runs(x, NULL, order, 1);
+    /* A dropped run is never answered. */
+    for (i = 2 * K; i < 2 * K + K / 2; i++) {
+        ri_ask(x, NULL, key(&ck, i), ck.hashes[i], runs, &count);
+        CHECKF(!has_run(runs, count, 14) && !has_run(runs, count, 12), "key c %zu", i);
+    }
+
+    /* A flush after the drop: the index as it is saved, runs 15 and 13. */
+    set_context("run index: describes, is_stale, the digest");
+    CHECK_RC(cksst_run_index_add_run_hashes(x, 15, ck.hashes + 3 * K, K / 2), CKSST_OK);
+    order[0] = 15;
+    order[1] = 13;
+    check_runs(x, NULL, order, 2);
+    check_run_keys(x, NULL, 13, 0, 2 * K, E, order, 2);
+    check_run_keys(x, NULL, 15, 3 * K, 3 * K + K / 2, 0, order, 2);
+    order[2] = 15;
+    CHECK_RC(cksst_run_index_describes(x, order + 1, 2), 0); /* 13, 15: the wrong order */
+    CHECK_RC(cksst_run_index_describes(x, order, 1), 0);
+    CHECK_RC(cksst_run_index_describes(x, order, 3), 0);
+    CHECK_RC(cksst_run_index_describes(x, NULL, 0), 0);
+    CHECK_RC(cksst_runs_digest_of(order + 1, 2, &digest), CKSST_OK);
+    {
+        uint64_t d = 0;
+        CHECK_RC(cksst_run_index_runs_digest(x, &d), CKSST_OK);
+        CHECK(d != digest);
+        /* FORMAT.md §12.1: the empty run set's digest is XXH3-64 of no bytes. */
+        CHECK_RC(cksst_runs_digest_of(NULL, 0, &d), CKSST_OK);
+        CHECK(d == 0x2D06800538D394C2ULL);
+    }
+    absent_answers = xmalloc(n_absent * sizeof *absent_answers);
+    ri_absent(x, NULL, n_absent, order, 2, absent_answers, NULL);
+
+    /* Saved, mapped, read back: the same answers, every key of every run included. */
+    set_context("run index: saved to c_run_index.cksst and mapped");
+    CHECK_RC(cksst_run_index_save(x, path), CKSST_OK);
+    CHECK_RC(cksst_run_index_to_bytes(x, &bytes, &n), CKSST_OK);
+    file = read_file("c_run_index.cksst", &file_len);
+    CHECK(n == file_len && memcmp(bytes, file, n) == 0 && memcmp(bytes, "CUCKORIX", 8) == 0);
+    CHECK_RC(cksst_mapped_run_index_open(path, &m), CKSST_OK);
+    check_runs(NULL, m, order, 2);
+    CHECK(cksst_mapped_run_index_len(m) == cksst_run_index_len(x));
+    CHECK(cksst_mapped_run_index_expected_fpr(m) == cksst_run_index_expected_fpr(x));
+    check_run_keys(NULL, m, 13, 0, 2 * K, E, order, 2);
+    check_run_keys(NULL, m, 15, 3 * K, 3 * K + K / 2, 0, order, 2);
+    set_context("run index: the mapped file, every key as the owned index answers it");
+    for (i = 0; i < 4 * K; i++) {
+        uint64_t mine[CKSST_RUN_INDEX_MAX_RUNS];
+        size_t n_mine;
+        rc = ri_ask(x, NULL, key(&ck, i), ck.hashes[i], mine, &n_mine);
+        CHECK_RC(ri_ask(NULL, m, key(&ck, i), ck.hashes[i], runs, &count), rc);
+        CHECKF(count == n_mine && memcmp(runs, mine, count * sizeof *runs) == 0, "key c %zu", i);
+    }
+    ri_absent(NULL, m, n_absent, order, 2, NULL, absent_answers);
+    CHECK_RC(cksst_mapped_run_index_verify(m), CKSST_OK);
+    cksst_mapped_run_index_free(m);
+    m = NULL;
+    set_context("run index: read back from the file and from bytes");
+    CHECK_RC(cksst_run_index_open(path, &back), CKSST_OK);
+    check_runs(back, NULL, order, 2);
+    check_run_keys(back, NULL, 13, 0, 2 * K, E, order, 2);
+    ri_absent(back, NULL, n_absent, order, 2, NULL, absent_answers);
+    cksst_run_index_free(back);
+    back = NULL;
+    CHECK_RC(cksst_run_index_from_bytes(file, file_len, &back), CKSST_OK);
+    check_runs(back, NULL, order, 2);
+    check_run_keys(back, NULL, 15, 3 * K, 3 * K + K / 2, 0, order, 2);
+    ri_absent(back, NULL, n_absent, order, 2, NULL, absent_answers);
+    /* Read back, it is updated as the index that was saved. */
+    CHECK_RC(cksst_run_index_drop_run(back, 15), 1);
+    check_runs(back, NULL, order + 1, 1);
+    cksst_run_index_free(back);
+    back = NULL;
+    cksst_bytes_free(bytes, n);
+
+    /* A damaged file: refused at open, or every lookup names every run that holds the key
+     * (every run where a damaged chunk is read), and verify fails; read whole, refused. */
+    {
+        size_t at[] = {0, 8, 16, 30, 52, 72, 96, 124, 128, 136, 192, 0, 0, 0, 0};
+        const size_t n_at = sizeof at / sizeof at[0];
+        size_t d, opened = 0;
+        at[n_at - 4] = 256;
+        at[n_at - 3] = file_len / 2;
+        at[n_at - 2] = file_len - 1;
+        at[n_at - 1] = file_len; /* a byte appended */
+        CHECK(file_len > 512);
+        for (d = 0; d < n_at + 1; d++) {
+            size_t dlen = file_len;
+            uint8_t *damaged = xmalloc(file_len + 1);
+            memcpy(damaged, file, file_len);
+            if (d == n_at) {
+                dlen = file_len - 1; /* cut short */
+            } else if (at[d] == file_len) {
+                damaged[file_len] = 0;
+                dlen = file_len + 1;
+            } else {
+                damaged[at[d]] ^= 0x10;
+            }
+            set_context("run index: damaged at byte %zu (length %zu of %zu)",
+                        d < n_at ? at[d] : file_len, dlen, file_len);
+            back = (cksst_run_index *)&checks;
+            CHECK_FAILS(cksst_run_index_from_bytes(damaged, dlen, &back));
+            CHECK(back == NULL);
+            write_file("c_run_index_damaged.cksst", damaged, dlen);
+            free(damaged);
+            {
+                char dpath[4096];
+                path_in(dpath, sizeof dpath, "c_run_index_damaged.cksst");
+                m = (cksst_mapped_run_index *)&checks;
+                rc = cksst_mapped_run_index_open(dpath, &m);
+            }
+            if (rc != CKSST_OK) {
+                CHECKF(rc < 0 && rc != CKSST_ERR_INTERNAL, "open: %d", rc);
+                CHECK(m == NULL);
+                continue;
+            }
+            ++opened;
+            /* Opened: the damage is in the buckets. No key is lost. */
+            check_run_keys(NULL, m, 13, 0, 2 * K, E, order, 2);
+            check_run_keys(NULL, m, 15, 3 * K, 3 * K + K / 2, 0, order, 2);
+            CHECK_FAILS(cksst_mapped_run_index_verify(m));
+            check_run_keys(NULL, m, 13, 0, 2 * K, E, order, 2);
+            cksst_mapped_run_index_free(m);
+            m = NULL;
+        }
+        /* The damage in the buckets (the middle, the last byte) opens. */
+        CHECKF(opened >= 2, "%zu damaged files opened", opened);
+    }
+    free(file);
+    free(absent_answers);
+    cksst_run_index_free(x);
+    x = NULL;
+
+    /* At most CKSST_RUN_INDEX_MAX_RUNS runs; a buffer of that many always holds the answer. */
+    set_context("run index: %d runs", CKSST_RUN_INDEX_MAX_RUNS);
+    CHECK_RC(cksst_run_index_new(NULL, &fresh), CKSST_OK);
+    for (i = 0; i < CKSST_RUN_INDEX_MAX_RUNS; i++) {
+        /* Run i holds key c i + 1; the first four also key c 0 (a key's entries share its two
+         * buckets: a key in more runs than they hold is refused, CKSST_ERR_FULL). */
+        const uint8_t *two[2];
+        size_t lens2[2] = {KEY_LEN, KEY_LEN};
+        two[0] = key(&ck, i + 1);
+        two[1] = key(&ck, 0);
+        CHECK_RC(cksst_run_index_add_run(fresh, 1000 + i, two, lens2, i < 4 ? 2 : 1), CKSST_OK);
+    }
+    CHECK_ERR(cksst_run_index_add_run(fresh, 5000, NULL, NULL, 0), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(cksst_run_index_run_count(fresh) == CKSST_RUN_INDEX_MAX_RUNS);
+    CHECK_RC(cksst_run_index_runs(fresh, runs, CKSST_RUN_INDEX_MAX_RUNS, &count), CKSST_OK);
+    CHECK(count == CKSST_RUN_INDEX_MAX_RUNS);
+    for (i = 0; i < count; i++) {
+        CHECKF(runs[i] == 1000 + CKSST_RUN_INDEX_MAX_RUNS - 1 - i, "run %zu: %llu", i,
+               (unsigned long long)runs[i]);
+    }
+    CHECK_RC(cksst_run_index_runs_for(fresh, key(&ck, 0), KEY_LEN, runs, CKSST_RUN_INDEX_MAX_RUNS,
+                                      &count), 1);
+    /* Its four runs, newest first, and at most a false positive or two more. */
+    CHECKF(count >= 4 && count <= 6, "%zu runs", count);
+    for (i = 0; i < 4; i++) {
+        CHECKF(has_run(runs, count, 1000 + i), "run %zu", 1000 + i);
+    }
+    {
+        uint64_t all[CKSST_RUN_INDEX_MAX_RUNS];
+        size_t n_all;
+        CHECK_RC(cksst_run_index_runs(fresh, all, CKSST_RUN_INDEX_MAX_RUNS, &n_all), CKSST_OK);
+        check_newest_first(runs, count, all, n_all);
+    }
+    for (i = 0; i < CKSST_RUN_INDEX_MAX_RUNS; i++) {
+        CHECK_RC(ri_ask(fresh, NULL, key(&ck, i + 1), ck.hashes[i + 1], runs, &count), 1);
+        CHECKF(has_run(runs, count, 1000 + i), "key c %zu", i + 1);
+    }
+    /* A compaction with every id in use: the merged runs' place goes to `into`. */
+    {
+        uint64_t merged[2] = {1000 + CKSST_RUN_INDEX_MAX_RUNS - 1, 1000 + CKSST_RUN_INDEX_MAX_RUNS - 2};
+        uint64_t keep[2];
+        keep[0] = ck.hashes[CKSST_RUN_INDEX_MAX_RUNS];
+        keep[1] = ck.hashes[CKSST_RUN_INDEX_MAX_RUNS - 1];
+        CHECK_RC(cksst_run_index_compact_hashes(fresh, merged, 2, 7000, keep, 2), CKSST_OK);
+        CHECK(cksst_run_index_run_count(fresh) == CKSST_RUN_INDEX_MAX_RUNS - 1);
+        CHECK_RC(cksst_run_index_runs(fresh, runs, CKSST_RUN_INDEX_MAX_RUNS, &count), CKSST_OK);
+        CHECK(count == CKSST_RUN_INDEX_MAX_RUNS - 1 && runs[0] == 7000);
+        for (i = 0; i < 2; i++) {
+            size_t c;
+            uint64_t r[CKSST_RUN_INDEX_MAX_RUNS];
+            CHECK_RC(cksst_run_index_runs_for_hash(fresh, keep[i], r, CKSST_RUN_INDEX_MAX_RUNS, &c),
+                     1);
+            CHECKF(has_run(r, c, 7000) && r[0] == 7000, "kept key %zu", i);
+        }
+    }
+    cksst_run_index_free(fresh);
+    fresh = NULL;
+
+    /* NULL handles and pointers, foreign files; failed opens leave NULL. */
+    set_context("run index: NULL arguments and foreign files");
+    cksst_run_index_free(NULL);
+    cksst_mapped_run_index_free(NULL);
+    CHECK_ERR(cksst_run_index_new(NULL, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_run_index_open(NULL, &back), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_run_index_open(path, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    back = (cksst_run_index *)&checks;
+    CHECK_ERR(cksst_run_index_from_bytes(NULL, 5, &back), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK(back == NULL);
+    CHECK_ERR(cksst_mapped_run_index_open(NULL, &m), CKSST_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(cksst_mapped_run_index_open(path, NULL), CKSST_ERR_INVALID_ARGUMENT);
+    {
+        char other[4096];
+        path_in(other, sizeof other, singles[0].file);
+        m = (cksst_mapped_run_index *)&checks;
+        CHECK_ERR(cksst_mapped_run_index_open(other, &m), CKSST_ERR_BAD_MAGIC);
+        CHECK(m == NULL);
+        CHECK_ERR(cksst_run_index_open(other, &back), CKSST_ERR_BAD_MAGIC);
+        CHECK_ERR(cksst_run_index_from_bytes(growable.bytes, growable.len, &back),
+                  CKSST_ERR_BAD_MAGIC);
+        path_in(other, sizeof other, "no such run index");
+        CHECK_ERR(cksst_mapped_run_index_open(other, &m), CKSST_ERR_IO);
+        CHECK_ERR(cksst_run_index_open(other, &back), CKSST_ERR_IO);
+        CHECK(m == NULL && back == NULL);
+    }
+    /* (Its own file: c_run_index.cksst stays for the driver.) */
+    path_in(path, sizeof path, "c_run_index_small.cksst");
+    CHECK_RC(cksst_run_index_new(NULL, &x), CKSST_OK);
+    CHECK_RC(cksst_run_index_add_run(x, 1, ck.ptrs, ck.lens, 2), CKSST_OK);
+    CHECK_RC(cksst_run_index_save(x, path), CKSST_OK);
+    CHECK_RC(cksst_mapped_run_index_open(path, &m), CKSST_OK);
+    {
+        const uint8_t *bad_keys[2];
+        size_t bad_lens[2] = {KEY_LEN, 5};
+        uint64_t one = 1, d = 7;
+        bad_keys[0] = key(&ck, 5);
+        bad_keys[1] = NULL;
+        CHECK_ERR(cksst_run_index_add_run(NULL, 2, ck.ptrs, ck.lens, 1),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(cksst_last_error(), "index") != NULL);
+        CHECK_ERR(cksst_run_index_add_run(x, 2, NULL, ck.lens, 1), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_add_run(x, 2, ck.ptrs, NULL, 1), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_add_run(x, 2, bad_keys, bad_lens, 2), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_add_run_hashes(NULL, 2, ck.hashes, 1),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_add_run_hashes(x, 2, NULL, 1), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_compact(NULL, &one, 1, 3, ck.ptrs, ck.lens, 1),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_compact(x, NULL, 1, 3, ck.ptrs, ck.lens, 1),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_compact(x, &one, 1, 3, bad_keys, bad_lens, 2),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_compact_hashes(NULL, &one, 1, 3, ck.hashes, 1),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_compact_hashes(x, &one, 1, 3, NULL, 1),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_drop_run(NULL, 1), CKSST_ERR_INVALID_ARGUMENT);
+        /* None of those changed the index. */
+        CHECK(cksst_run_index_run_count(x) == 1);
+        check_runs(x, NULL, &one, 1);
+        check_run_keys(x, NULL, 1, 0, 2, 0, &one, 1);
+
+        count = 99;
+        CHECK_ERR(cksst_run_index_runs_for(NULL, key(&ck, 0), KEY_LEN, runs, 4, &count),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK(count == 0);
+        CHECK_ERR(cksst_run_index_runs_for(x, NULL, 3, runs, 4, &count),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_runs_for(x, key(&ck, 0), KEY_LEN, NULL, 4, &count),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_runs_for(x, key(&ck, 0), KEY_LEN, runs, 4, NULL),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_runs_for_hash(NULL, ck.hashes[0], runs, 4, &count),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_runs_for_hash(x, ck.hashes[0], NULL, 4, &count),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_runs_for_hash(x, ck.hashes[0], runs, 4, NULL),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_runs(NULL, runs, 4, &count), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_runs(x, NULL, 4, &count), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_runs(x, runs, 4, NULL), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK(cksst_run_index_run_count(NULL) == 0);
+        CHECK(cksst_run_index_len(NULL) == 0);
+        CHECK(cksst_run_index_size_in_bytes(NULL) == 0);
+        CHECK(cksst_run_index_expected_fpr(NULL) == 1.0);
+        CHECK_ERR(cksst_run_index_describes(NULL, &one, 1), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_describes(x, NULL, 1), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_is_stale(NULL), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_runs_digest(NULL, &d), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_runs_digest(x, NULL), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_runs_digest_of(NULL, 1, &d), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_runs_digest_of(&one, 1, NULL), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK(d == 7);
+        CHECK_ERR(cksst_run_index_save(NULL, path), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_save(x, NULL), CKSST_ERR_INVALID_ARGUMENT);
+        bytes = (uint8_t *)&checks;
+        n = 5;
+        CHECK_ERR(cksst_run_index_to_bytes(NULL, &bytes, &n), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK(bytes == NULL && n == 0);
+        CHECK_ERR(cksst_run_index_to_bytes(x, NULL, &n), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_run_index_to_bytes(x, &bytes, NULL), CKSST_ERR_INVALID_ARGUMENT);
+
+        CHECK_ERR(cksst_mapped_run_index_verify(NULL), CKSST_ERR_INVALID_ARGUMENT);
+        count = 99;
+        CHECK_ERR(cksst_mapped_run_index_runs_for(NULL, key(&ck, 0), KEY_LEN, runs, 4, &count),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK(count == 0);
+        CHECK_ERR(cksst_mapped_run_index_runs_for(m, NULL, 3, runs, 4, &count),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_mapped_run_index_runs_for(m, key(&ck, 0), KEY_LEN, NULL, 4, &count),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_mapped_run_index_runs_for(m, key(&ck, 0), KEY_LEN, runs, 4, NULL),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_mapped_run_index_runs_for_hash(NULL, ck.hashes[0], runs, 4, &count),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_mapped_run_index_runs_for_hash(m, ck.hashes[0], runs, 4, NULL),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_mapped_run_index_runs_for_hash(m, ck.hashes[0], runs, 0, &count),
+                  CKSST_ERR_BUFFER_TOO_SMALL);
+        CHECK(count == 1);
+        CHECK_ERR(cksst_mapped_run_index_runs(NULL, runs, 4, &count), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_mapped_run_index_runs(m, NULL, 4, &count), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK(cksst_mapped_run_index_run_count(NULL) == 0);
+        CHECK(cksst_mapped_run_index_len(NULL) == 0);
+        CHECK(cksst_mapped_run_index_expected_fpr(NULL) == 1.0);
+        CHECK_ERR(cksst_mapped_run_index_describes(NULL, &one, 1), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_mapped_run_index_describes(m, NULL, 1), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_mapped_run_index_is_stale(NULL), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_mapped_run_index_runs_digest(NULL, &d), CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_mapped_run_index_runs_digest(m, NULL), CKSST_ERR_INVALID_ARGUMENT);
+        check_runs(NULL, m, &one, 1);
+        check_run_keys(NULL, m, 1, 0, 2, 0, &one, 1);
+    }
+    cksst_mapped_run_index_free(m);
+    cksst_run_index_free(x);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 /* Runs one section and reports how many checks it made. */
 static void section(const char *name, void (*run)(void))
@@ -2051,6 +2671,7 @@ int main(int argc, char **argv)
     section("5b. bad input: truncated, damaged, foreign and missing files", section_bad_bytes);
     section("5c. bad input: impossible configurations", section_bad_config);
     section("6. failure paths (issue 40's review)", section_review);
+    section("7. the run index: flushes, lookups, compactions, drops, files", section_run_index);
 
     free(out);
     keyset_free(&pk);
