@@ -2439,8 +2439,12 @@ pub unsafe extern "C" fn cksst_run_index_from_bytes(
 /// of `lens[i]` bytes, as [`cksst_compact_build_into`] takes them. `run` is the engine's id of
 /// the run (any value). `CKSST_ERR_INVALID_ARGUMENT` if `run` is already described or the index
 /// describes [`CKSST_RUN_INDEX_MAX_RUNS`] runs (compact or drop first); `CKSST_ERR_FULL` or
-/// `CKSST_ERR_OUT_OF_MEMORY` if the index cannot grow for them. After any error no key of the
-/// run is in the index and it is not described: every run added before answers as before.
+/// `CKSST_ERR_OUT_OF_MEMORY` if the index cannot grow for them. `CKSST_ERR_FULL` also where a
+/// key of the run is already in as many runs as its two buckets hold (8 at most, fewer where
+/// other keys share them: a key's entries all live in its two buckets) — compact the runs that
+/// hold it first. After any error no key of the run is in the index and it is not described
+/// (so [`cksst_run_index_describes`] no longer matches the engine's runs, which then reads
+/// through its per-run filters): every run added before answers as before.
 ///
 /// # Safety
 /// `index` is a live run index no other call uses meanwhile; `keys` and `lens` point at `n`
@@ -3118,6 +3122,65 @@ mod tests {
             assert_eq!(cksst_growable_save(g, path.as_ptr()), CKSST_ERR_INTERNAL);
             assert!(!dir.exists());
             cksst_growable_free(g);
+        }
+    }
+
+    /// A panic caught at the boundary in the middle of a run index's change (a bug) may leave
+    /// it half changed: from then on every lookup returns `CKSST_ERR_INTERNAL` (read every
+    /// run), it describes no run list, says it is stale, and refuses every change and save.
+    #[test]
+    fn a_panic_inside_a_change_poisons_the_run_index() {
+        // SAFETY: an index made here and freed once; every buffer is live for its call.
+        unsafe {
+            let mut x = ptr::null_mut();
+            assert_eq!(cksst_run_index_new(ptr::null(), &mut x), CKSST_OK);
+            let h = cksst_hash_of(b"a");
+            assert_eq!(cksst_run_index_add_run_hashes(x, 1, &h, 1), CKSST_OK);
+            assert_eq!(cksst_run_index_describes(x, &1, 1), 1);
+            PANIC_IN_NEXT_CHANGE.with(|p| p.set(true));
+            assert_eq!(
+                cksst_run_index_add_run_hashes(x, 2, &h, 1),
+                CKSST_ERR_INTERNAL
+            );
+            let mut runs = [0u64; CKSST_RUN_INDEX_MAX_RUNS];
+            let mut count = 9;
+            assert_eq!(
+                cksst_run_index_runs_for_hash(x, h, runs.as_mut_ptr(), runs.len(), &mut count),
+                CKSST_ERR_INTERNAL
+            );
+            assert_eq!(count, 0);
+            assert_eq!(
+                cksst_run_index_runs_for(x, b"a".as_ptr(), 1, runs.as_mut_ptr(), 64, &mut count),
+                CKSST_ERR_INTERNAL
+            );
+            assert_eq!(
+                cksst_run_index_runs(x, runs.as_mut_ptr(), runs.len(), &mut count),
+                CKSST_ERR_INTERNAL
+            );
+            assert_eq!(cksst_run_index_describes(x, &1, 1), 0);
+            assert_eq!(cksst_run_index_is_stale(x), 1);
+            let mut d = 0;
+            assert_eq!(cksst_run_index_runs_digest(x, &mut d), CKSST_ERR_INTERNAL);
+            assert_eq!(
+                cksst_run_index_add_run_hashes(x, 3, &h, 1),
+                CKSST_ERR_INTERNAL
+            );
+            assert_eq!(
+                cksst_run_index_compact_hashes(x, &1, 1, 4, &h, 1),
+                CKSST_ERR_INTERNAL
+            );
+            assert_eq!(cksst_run_index_drop_run(x, 1), CKSST_ERR_INTERNAL);
+            let (mut bytes, mut len) = (ptr::null_mut(), 0);
+            assert_eq!(
+                cksst_run_index_to_bytes(x, &mut bytes, &mut len),
+                CKSST_ERR_INTERNAL
+            );
+            assert!(bytes.is_null());
+            let dir = std::env::temp_dir().join(format!("cksst-poison-ri-{}", std::process::id()));
+            let path = CString::new(dir.to_str().unwrap()).unwrap();
+            assert_eq!(cksst_run_index_save(x, path.as_ptr()), CKSST_ERR_INTERNAL);
+            assert!(!dir.exists());
+            cksst_run_index_free(x);
         }
     }
 

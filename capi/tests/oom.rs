@@ -136,3 +136,48 @@ fn constructors_return_null_when_no_memory_is_left() {
     assert!(message.contains("memory"), "{message}");
     println!("constructors refused: {message}");
 }
+
+/// A run index whose table cannot be had (2^33 entries, tens of GiB, under the 256 MiB limit)
+/// is refused with `CKSST_ERR_OUT_OF_MEMORY` and a NULL handle, not an abort; and a run whose
+/// 20 million hashes (160 MB) cannot be copied is refused the same way, the index as it was.
+#[test]
+fn a_run_index_that_cannot_have_its_table_says_so() {
+    if std::env::var_os(CHILD).is_none() {
+        let out = run_limited("a_run_index_that_cannot_have_its_table_says_so");
+        assert!(out.contains("run index refused"), "{out}");
+        return;
+    }
+    // SAFETY: configurations and outputs are locals; handles made here are freed once.
+    unsafe {
+        let mut cfg = std::mem::zeroed();
+        assert_eq!(cksst_config_init(&mut cfg, 1 << 33), CKSST_OK);
+        let mut index = 8 as *mut cksst_run_index; // a value left from earlier use
+        let rc = cksst_run_index_new(&cfg, &mut index);
+        assert_eq!(rc, CKSST_ERR_OUT_OF_MEMORY, "{}", last_error());
+        assert!(index.is_null());
+        let message = last_error();
+        assert!(message.contains("could not allocate"), "{message}");
+        // A small index, and a run whose hashes' copy does not fit: refused, unchanged.
+        assert_eq!(cksst_run_index_new(ptr::null(), &mut index), CKSST_OK);
+        let one = [1u64];
+        assert_eq!(
+            cksst_run_index_add_run_hashes(index, 1, one.as_ptr(), 1),
+            CKSST_OK
+        );
+        let many: Vec<u64> = (0..20_000_000u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect();
+        let rc = cksst_run_index_add_run_hashes(index, 2, many.as_ptr(), many.len());
+        assert_eq!(rc, CKSST_ERR_OUT_OF_MEMORY, "{}", last_error());
+        assert!(last_error().contains("hashes"), "{}", last_error());
+        assert_eq!(cksst_run_index_run_count(index), 1);
+        let (mut runs, mut count) = ([0u64; CKSST_RUN_INDEX_MAX_RUNS], 0);
+        assert_eq!(
+            cksst_run_index_runs_for_hash(index, 1, runs.as_mut_ptr(), runs.len(), &mut count),
+            1
+        );
+        assert_eq!(&runs[..count], &[1]);
+        cksst_run_index_free(index);
+        println!("run index refused: {message}");
+    }
+}
