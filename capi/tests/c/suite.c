@@ -2141,6 +2141,33 @@ static size_t ri_absent(const cksst_run_index *x, const cksst_mapped_run_index *
     return hits;
 }
 
+/* One thread's lookups of a mapped run index (section 7): every key c i in [from, to) but
+ * those with i % every == 0 must name `run`; the number that did not, returned. */
+typedef struct {
+    const cksst_mapped_run_index *m;
+    uint64_t run;
+    size_t from, to, every, lost;
+} ri_thread_job;
+
+static void *ri_thread(void *arg)
+{
+    ri_thread_job *job = arg;
+    uint64_t runs[CKSST_RUN_INDEX_MAX_RUNS];
+    size_t i, count, round;
+    for (round = 0; round < 4; round++) {
+        for (i = job->from; i < job->to; i++) {
+            int rc;
+            if (job->every != 0 && i % job->every == 0) {
+                continue;
+            }
+            rc = cksst_mapped_run_index_runs_for_hash(job->m, ck.hashes[i], runs,
+                                                      CKSST_RUN_INDEX_MAX_RUNS, &count);
+            job->lost += rc != 1 || !has_run(runs, count, job->run);
+        }
+    }
+    return NULL;
+}
+
 static void section_run_index(void)
 {
     const size_t K = ri_keys, U = ri_updates, E = ri_every;
@@ -2334,6 +2361,29 @@ static void section_run_index(void)
         CHECKF(count == n_mine && memcmp(runs, mine, count * sizeof *runs) == 0, "key c %zu", i);
     }
     ri_absent(NULL, m, n_absent, order, 2, NULL, absent_answers);
+    /* Four threads asking the same mapped index at once (its chunks checked as they go). */
+    set_context("run index: four threads on one mapped index");
+    cksst_mapped_run_index_free(m);
+    m = NULL;
+    CHECK_RC(cksst_mapped_run_index_open(path, &m), CKSST_OK);
+    {
+        pthread_t t[4];
+        ri_thread_job jobs[4];
+        for (i = 0; i < 4; i++) {
+            jobs[i].m = m;
+            jobs[i].run = i % 2 == 0 ? 13 : 15;
+            jobs[i].from = i % 2 == 0 ? 0 : 3 * K;
+            jobs[i].to = i % 2 == 0 ? 2 * K : 3 * K + K / 2;
+            jobs[i].every = i % 2 == 0 ? E : 0;
+            jobs[i].lost = 0;
+            CHECK(pthread_create(&t[i], NULL, ri_thread, &jobs[i]) == 0);
+        }
+        for (i = 0; i < 4; i++) {
+            CHECK(pthread_join(t[i], NULL) == 0);
+            CHECKF(jobs[i].lost == 0, "thread %zu: %zu lookups lost run %llu", i, jobs[i].lost,
+                   (unsigned long long)jobs[i].run);
+        }
+    }
     CHECK_RC(cksst_mapped_run_index_verify(m), CKSST_OK);
     cksst_mapped_run_index_free(m);
     m = NULL;
