@@ -151,7 +151,7 @@ fn a_run_index_that_cannot_have_its_table_says_so() {
     unsafe {
         let mut cfg = std::mem::zeroed();
         assert_eq!(cksst_config_init(&mut cfg, 1 << 33), CKSST_OK);
-        let mut index = 8 as *mut cksst_run_index; // a value left from earlier use
+        let mut index = ptr::dangling_mut::<cksst_run_index>(); // a value left from earlier use
         let rc = cksst_run_index_new(&cfg, &mut index);
         assert_eq!(rc, CKSST_ERR_OUT_OF_MEMORY, "{}", last_error());
         assert!(index.is_null());
