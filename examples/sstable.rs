@@ -6,7 +6,7 @@
 //! ```text
 //! cargo run --release --example sstable                   # 8 tables × 250 000 entries; ~10 s
 //! cargo run --release --example sstable -- 4 100000 50000 # tables, entries per table, lookups
-//! cargo run --release --example sstable -- runs           # 64 tables, one run index; ~20 s
+//! cargo run --release --example sstable -- runs           # 64 tables and one run index; ~10 s
 //! cargo run --release --example sstable -- runs 64 31250 200000
 //! ```
 //!

@@ -26,7 +26,7 @@
 //! window of the file overwritten with input bytes (checksums recomputed or not).
 
 use super::Input;
-use cuckoo_sst::{Config, Error, KeyHash, MAX_RUNS, MappedRunIndex, RunIndex};
+use cuckoo_sst::{Config, Error, KeyHash, MAX_RUNS, MappedRunIndex, RunIndex, Runs};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -51,7 +51,13 @@ pub fn key_bytes(k: u32) -> Vec<u8> {
 }
 
 fn h(k: u32) -> KeyHash {
-    KeyHash::of(&key_bytes(k))
+    // `key_bytes(k)`, without allocating: lookups are most of an input's time.
+    let (b, n) = (k.to_le_bytes(), 4 * (1 + k as usize % 3));
+    let mut buf = [0; 12];
+    for c in buf[..n].chunks_exact_mut(4) {
+        c.copy_from_slice(&b);
+    }
+    KeyHash::of(&buf[..n])
 }
 
 /// What an input made happen, for the seed test (`tests/fuzz_corpus.rs`).
@@ -148,45 +154,59 @@ impl Model {
 }
 
 /// Whether `got` is a subsequence of `runs` (live runs, newest first, none twice).
-fn in_order(got: &[u64], runs: &[u64]) -> bool {
+fn in_order(got: impl Iterator<Item = u64>, runs: &[u64]) -> bool {
     let mut at = runs.iter();
-    got.iter().all(|g| at.any(|r| r == g))
+    got.into_iter().all(|g| at.any(|&r| r == g))
 }
 
 /// The model's checks through `lookup` (an owned or a mapped index): every key of every run
 /// (with `all`, else the keys of one number class in sixteen, a different one each step) gets
 /// its run, and every answer, a few absent keys' too, is a subsequence of `runs`.
-fn check(model: &Model, runs: &[u64], lookup: &dyn Fn(KeyHash) -> Vec<u64>, all: bool) {
+fn check<'a>(model: &Model, runs: &[u64], lookup: &dyn Fn(KeyHash) -> Runs<'a>, all: bool) {
     assert_eq!(runs, &model.order[..], "the index describes other runs");
     let class = (model.steps % 16) as u32;
-    for (run, keys) in &model.keys {
+    for (&run, keys) in &model.keys {
         for &k in keys {
             if !all && k % 16 != class {
                 continue;
             }
             let got = lookup(h(k));
+            let all_got = || got.clone().collect::<Vec<_>>();
             assert!(
-                got.contains(run),
-                "false negative: key {k} of run {run}, got {got:?}"
+                got.clone().any(|r| r == run),
+                "false negative: key {k} of run {run}, got {:?}",
+                all_got()
             );
-            assert!(in_order(&got, runs), "key {k}: {got:?} not in {runs:?}");
+            assert!(
+                in_order(got.clone(), runs),
+                "key {k}: {:?} not in {runs:?}",
+                all_got()
+            );
             if model.stale {
-                assert_eq!(got, runs, "a stale index answers every run");
+                assert!(
+                    got.clone().eq(runs.iter().copied()),
+                    "a stale index answers every run, not {:?}",
+                    all_got()
+                );
             }
         }
     }
     for a in 0..4u32 {
         let got = lookup(h(0xF000_0000 + a + 4 * model.steps as u32));
-        assert!(in_order(&got, runs), "absent key: {got:?} not in {runs:?}");
+        assert!(
+            in_order(got.clone(), runs),
+            "absent key: {:?}",
+            got.collect::<Vec<_>>()
+        );
     }
 }
 
-fn lookup_owned(index: &RunIndex) -> impl Fn(KeyHash) -> Vec<u64> + '_ {
-    |k| index.runs_for_hash(k).collect()
+fn lookup_owned<'a>(index: &'a RunIndex) -> impl Fn(KeyHash) -> Runs<'a> + 'a {
+    |k| index.runs_for_hash(k)
 }
 
-fn lookup_mapped(index: &MappedRunIndex) -> impl Fn(KeyHash) -> Vec<u64> + '_ {
-    |k| index.runs_for_hash(k).collect()
+fn lookup_mapped<'a>(index: &'a MappedRunIndex) -> impl Fn(KeyHash) -> Runs<'a> + 'a {
+    |k| index.runs_for_hash(k)
 }
 
 pub fn run(data: &[u8]) {
@@ -559,17 +579,13 @@ fn round_trip(index: &RunIndex, model: &Model) -> RunIndex {
         .chain(0..NUMBERED + 8)
         .chain([0xF000_0000, 0xF000_0001])
     {
-        let want: Vec<u64> = index.runs_for_hash(h(k)).collect();
-        assert_eq!(
-            back.runs_for_hash(h(k)).collect::<Vec<_>>(),
-            want,
-            "key {k}"
+        let key = h(k);
+        let want = index.runs_for_hash(key);
+        assert!(
+            want.clone().eq(back.runs_for_hash(key)),
+            "key {k}: read back"
         );
-        assert_eq!(
-            mapped.runs_for_hash(h(k)).collect::<Vec<_>>(),
-            want,
-            "key {k}"
-        );
+        assert!(want.eq(mapped.runs_for_hash(key)), "key {k}: mapped");
     }
     mapped.verify().expect("an index's own bytes verify");
     assert!(mapped.is_verified() && mapped.health().is_whole());
@@ -637,7 +653,11 @@ fn hostile(bytes: &[u8]) {
         // Lookups before the full check: live runs only, in order.
         for &k in &probe {
             let got: Vec<u64> = m.runs_for_hash(h(k)).collect();
-            assert!(in_order(&got, m.runs()), "{got:?} not in {:?}", m.runs());
+            assert!(
+                in_order(got.iter().copied(), m.runs()),
+                "{got:?} not in {:?}",
+                m.runs()
+            );
         }
         let verified = m.verify();
         assert_eq!(
@@ -648,7 +668,11 @@ fn hostile(bytes: &[u8]) {
         );
         for &k in &probe {
             let got: Vec<u64> = m.runs_for_hash(h(k)).collect();
-            assert!(in_order(&got, m.runs()), "{got:?} not in {:?}", m.runs());
+            assert!(
+                in_order(got.iter().copied(), m.runs()),
+                "{got:?} not in {:?}",
+                m.runs()
+            );
             if verified.is_err() && m.health().chunks == 1 {
                 assert_eq!(got, m.runs(), "a damaged chunk answers every run");
             }
