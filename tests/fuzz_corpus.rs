@@ -137,6 +137,16 @@ fn a_run_index_compaction_failing_with_every_id_in_use_keeps_every_run() {
     assert!(r.stale, "{r:?}");
 }
 
+/// A flush refused (`Full`) at the default budget with no key in more than three runs, after
+/// flushes that listed keys twice (`seed-v4-be62edccd1b9`, found by the fuzzer on 2026-11-28):
+/// each copy of a key's hash takes a slot (`tests/run_index_limits.rs`). The target allows it,
+/// and checks that nothing of the refused run stays and no key is lost.
+#[test]
+fn a_run_index_flush_after_keys_listed_twice_may_be_refused() {
+    let r = fuzz_common::run_index::run_reached(&committed("run_index", "seed-v4-be62edccd1b9"));
+    assert!(r.full_listed_twice, "{r:?}");
+}
+
 /// A chain read back takes every insert after the round trip as the original does: the
 /// input that once parted them (`seed-v3-b9e90e659aab`: a key the newest level of four buckets
 /// answered for with another key's entries, which the original, remembering who filled the

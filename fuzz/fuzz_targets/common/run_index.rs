@@ -13,7 +13,9 @@
 //! index is known to give up: a flush at a small relocation budget (below [`FEW_KICKS`], as
 //! `Config::max_kicks` documents), or one while some key is in [`HOT`] runs or more (the limit
 //! this target found, `tests/run_index_limits.rs`: one key's entries all live in its two
-//! buckets, [`PAIR`] slots, and no split parts them); a compaction only where it must insert
+//! buckets, [`PAIR`] slots, and no split parts them), or once a flush listed a key twice (each
+//! copy takes a slot, as if the key were in another run: also found by this target); a
+//! compaction only where it must insert
 //! (kept keys that no merged run holds, or any in an index already stale). After a failed
 //! compaction the index is stale and the model keeps the merged runs beside `into` (or alone,
 //! when every id was in use), as `compact` documents.
@@ -73,8 +75,11 @@ pub struct Reached {
     pub full_saturated: bool,
     /// A flush refused with `Full` at a large relocation budget, no pair saturated, keys hot.
     pub full_hot: bool,
-    /// A flush refused with `Full` at a small relocation budget, no key hot.
+    /// A flush refused with `Full` at a small relocation budget, no key hot (keys listed
+    /// twice maybe).
     pub full_few_kicks: bool,
+    /// A flush refused with `Full` at a large budget, no key hot, after keys listed twice.
+    pub full_listed_twice: bool,
     /// The index described `MAX_RUNS` runs.
     pub max_runs: bool,
     /// A compaction with every id in use (`into` takes the first merged run's id).
@@ -114,6 +119,9 @@ struct Model {
     /// A compaction failed part-way: the index answers every run.
     stale: bool,
     steps: usize,
+    /// A flush listed a key's hash more than once: each copy takes a slot of the key's pair,
+    /// as a hot key's entries do (reported with this target).
+    duplicates: bool,
     /// The relocation budget: below [`FEW_KICKS`], an insert may give up (`Full`, as
     /// `Config::max_kicks` documents) where its buckets and their neighbours are full.
     kicks: u32,
@@ -359,10 +367,16 @@ fn flush(
     let described = model.keys.contains_key(&run);
     // The bytes, to compare after a refusal (only where one is expected: writing them costs a
     // pass over the index).
+    let listed_twice = op & 0x80 != 0 && !hashes.is_empty() || {
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        sorted.windows(2).any(|w| w[0] == w[1])
+    };
     let before = (described || model.order.len() == MAX_RUNS).then(|| index.to_bytes());
     match index.add_run(run, &hashes) {
         Ok(()) => {
             assert!(!described, "run {run} added twice");
+            model.duplicates |= listed_twice;
             assert!(model.order.len() < MAX_RUNS, "more than MAX_RUNS runs");
             model.order.insert(0, run);
             model.keys.insert(run, keys.into_iter().collect());
@@ -405,18 +419,22 @@ fn flush(
             // `Full`), and, documented nowhere yet (the limit reported with this target), where
             // a key of the run is in PAIR runs (its pair is full of entries answering for it)
             // or keys are hot (in HOT runs or more: their entries, which splits never part,
-            // may close a cluster of buckets the splits do not reach in time); or where the
+            // may close a cluster of buckets the splits do not reach in time), or where a flush
+            // listed a key twice (each copy takes a slot, as a hot key's entries do); or where the
             // index is stale and its lookups cannot show it. Nothing of the run stays: the
             // checks after the operation find the model's runs, the run not among them.
+            let duplicates = listed_twice || model.duplicates;
             assert!(
-                saturated || hot || model.stale || model.kicks < FEW_KICKS,
+                saturated || hot || duplicates || model.stale || model.kicks < FEW_KICKS,
                 "add_run({run}) of {} keys: Full at {} kicks, no key in {HOT} runs",
                 keys.len(),
                 model.kicks
             );
             reached.full_saturated |= saturated;
             reached.full_hot |= hot && !saturated && model.kicks >= FEW_KICKS;
-            reached.full_few_kicks |= !saturated && !hot;
+            reached.full_few_kicks |= model.kicks < FEW_KICKS && !saturated && !hot;
+            reached.full_listed_twice |=
+                duplicates && !saturated && !hot && model.kicks >= FEW_KICKS;
             if run == model.next_run {
                 model.next_run += 1;
             }
