@@ -15,8 +15,8 @@
 //! this target found, `tests/run_index_limits.rs`: one key's entries all live in its two
 //! buckets, [`PAIR`] slots, and no split parts them), or once a flush listed a key twice (each
 //! copy takes a slot, as if the key were in another run: also found by this target); a
-//! compaction only where it must insert
-//! (kept keys that no merged run holds, or any in an index already stale). After a failed
+//! compaction only where it must insert (kept keys that no merged run holds, or any in an
+//! index already stale). After a failed
 //! compaction the index is stale and the model keeps the merged runs beside `into` (or alone,
 //! when every id was in use), as `compact` documents.
 //!
