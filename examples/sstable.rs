@@ -6,6 +6,8 @@
 //! ```text
 //! cargo run --release --example sstable                   # 8 tables × 250 000 entries; ~10 s
 //! cargo run --release --example sstable -- 4 100000 50000 # tables, entries per table, lookups
+//! cargo run --release --example sstable -- runs           # 64 tables and one run index; ~10 s
+//! cargo run --release --example sstable -- runs 64 31250 200000
 //! ```
 //!
 //! It runs 200 000 lookups of present keys and 200 000 of absent ones, each kind with and
@@ -39,8 +41,20 @@
 //! (table 0: of the newest table, so its copies are the older ones). A lookup reads tables newest
 //! first and stops at the first holding the key, so it must return the newest version; the
 //! example checks every answer, present and absent, with and without filters.
+//!
+//! **The run-index mode** (`runs [tables] [entries per table] [lookups]`, default 64 tables of
+//! 31 250 entries, up to [`MAX_RUNS`] tables): the same tables, many and overlapping, also
+//! described by one [`RunIndex`] built from each table's key hashes as it is flushed (oldest
+//! first; a table's run id is its file number), saved beside them and opened mapped, as an
+//! engine would after a restart. Each lookup is made twice, through the index (the tables it
+//! names, newest first) and through the per-table filters (`first_containing`), and the two
+//! are printed side by side: lookups/s of absent and present keys, table (data block) reads per
+//! absent and per present key, and the bytes of the index and of the filters. Before timing,
+//! every key of every table is asked of both, which must name its table (no false negative);
+//! each absent key's table reads through the index are checked against the runs the index
+//! names for it, counted separately, and every answer against the newest version.
 
-use cuckoo_sst::{Config, FilterBuilder, FilterRef, KeyHash};
+use cuckoo_sst::{Config, FilterBuilder, FilterRef, KeyHash, MAX_RUNS, MappedRunIndex, RunIndex};
 use std::cmp::Ordering;
 use std::error::Error;
 use std::fs::File;
@@ -502,6 +516,19 @@ fn layout_name(filter: &FilterRef<'_>) -> String {
 }
 
 fn main() -> Result<()> {
+    if std::env::args().nth(1).as_deref() == Some("runs") {
+        let tables = arg(2, 64)? as usize;
+        let entries = arg(3, 31_250)?;
+        let lookups = arg(4, 200_000)?;
+        if !(2..=MAX_RUNS).contains(&tables) || !(8..=100_000_000).contains(&entries) {
+            return Err(format!(
+                "usage: sstable runs [tables 2..={MAX_RUNS}] [entries per table ≥ 8] [lookups]"
+            )
+            .into());
+        }
+        runs_mode(tables, entries, lookups, true)?;
+        return Ok(());
+    }
     let tables = arg(1, 8)? as usize;
     let entries = arg(2, 250_000)?;
     let lookups = arg(3, 200_000)?;
@@ -682,6 +709,256 @@ fn main() -> Result<()> {
     Ok(())
 }
 
+/// The read path through a run index: the tables the index names for a key, newest first,
+/// each searched with one block read, stopping at the first holding the key.
+struct IndexedLsm<'a> {
+    /// Oldest first: table `t` is run `t + 1`.
+    tables: &'a [Table],
+    index: &'a MappedRunIndex,
+}
+
+impl IndexedLsm<'_> {
+    /// The newest value of `key`, copied from `buf`. `stats.probes` counts the tables the
+    /// index named and that were searched (each a block read, or an index skip).
+    fn get<'b>(
+        &self,
+        key: &[u8],
+        buf: &'b mut Vec<u8>,
+        stats: &mut Stats,
+    ) -> Result<Option<&'b [u8]>> {
+        for run in self.index.runs_for_hash(KeyHash::of(key)) {
+            stats.probes += 1;
+            let table = &self.tables[(run - 1) as usize];
+            if let Some(value) = table.search(key, buf, stats)? {
+                stats.found += 1;
+                return Ok(Some(&buf[value]));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// What the run-index mode measured, per path: absent and present lookups.
+struct RunsReport {
+    filters: [Stats; 2],
+    index: [Stats; 2],
+    filter_bytes: u64,
+    index_bytes: u64,
+}
+
+/// The run-index mode (module doc): `tables` tables of `entries`, read through one run index
+/// and through the per-table filters, `lookups` absent and `lookups` present keys each.
+fn runs_mode(tables: usize, entries: u64, lookups: u64, print: bool) -> Result<RunsReport> {
+    let layout = Layout::new(tables, entries);
+    let total = entries * tables as u64;
+    if print {
+        println!(
+            "cuckoo-sst sstable, run-index mode: {tables} overlapping tables × {} entries (each \
+             spans the key space;\n1/8 of a table's keys are newer versions of the previous \
+             table's), one run index and per-table filters, both at {}% target FPR",
+            thousands(entries),
+            TARGET_FPR * 100.0
+        );
+    }
+    let dir = tempfile::tempdir()?;
+    let path = |t: usize| dir.path().join(format!("{:06}.sst", t + 1));
+    let mut index = RunIndex::new(Config::new(total as usize).false_positive_rate(TARGET_FPR))?;
+    let (mut write_time, mut index_time) = (Duration::ZERO, Duration::ZERO);
+    for t in 0..tables {
+        let start = Instant::now();
+        write_table(&path(t), &layout, t)?;
+        write_time += start.elapsed();
+        // The flush also gives the index the hashes of its keys (table `t` is run `t + 1`).
+        let start = Instant::now();
+        let hashes: Vec<KeyHash> = layout
+            .table_ids(t)
+            .map(|id| KeyHash::of(&present_key(id)))
+            .collect();
+        index.add_run(t as u64 + 1, &hashes)?;
+        index_time += start.elapsed();
+    }
+    let index_path = dir.path().join("runs.index");
+    index.save(&index_path)?;
+    drop(index);
+    let opened = (0..tables)
+        .map(|t| Table::open(&path(t)))
+        .collect::<Result<Vec<_>>>()?;
+    // After a restart: the index mapped, its bytes checked, and compared with the tables the
+    // engine has, newest first (a stale index would send the reads to the filters).
+    let mapped = MappedRunIndex::open(&index_path)?;
+    mapped.verify()?;
+    let newest_first: Vec<u64> = (1..=tables as u64).rev().collect();
+    if !mapped.describes(&newest_first) {
+        return Err("the run index does not describe the tables".into());
+    }
+    let lsm = Lsm::new(&opened)?;
+    let indexed = IndexedLsm {
+        tables: &opened,
+        index: &mapped,
+    };
+    let filter_bytes: u64 = opened.iter().map(|t| t.filter.len() as u64).sum();
+    let index_bytes = mapped.as_bytes().len() as u64;
+
+    // No false negative: every key of every table is given its table by the index and by the
+    // table's filter.
+    for t in 0..tables {
+        let filter = &lsm.filters[tables - 1 - t];
+        for id in layout.table_ids(t) {
+            let h = KeyHash::of(&present_key(id));
+            assert!(
+                mapped.runs_for_hash(h).any(|r| r == t as u64 + 1),
+                "id {id} of table {t}: the run index does not name it"
+            );
+            assert!(filter.contains_hash(h), "id {id}: table {t}'s filter");
+        }
+    }
+
+    let mut rng = SplitMix64(0x5353_5441_424C_4531);
+    let present: Vec<u64> = (0..lookups).map(|_| rng.below(layout.ids())).collect();
+    let absent: Vec<u64> = (0..lookups).map(|_| rng.below(1 << 47)).collect();
+    // The tables the index names for the absent keys, counted apart from the read path.
+    let named: u64 = absent
+        .iter()
+        .map(|&x| mapped.runs_for_hash(KeyHash::of(&absent_key(x))).count() as u64)
+        .sum();
+
+    let mut buf = Vec::with_capacity(BLOCK_SIZE);
+    let mut expected = Vec::new();
+    let mut run = |present_keys: bool, through_index: bool| -> Result<Stats> {
+        let mut stats = Stats::default();
+        let start = Instant::now();
+        if present_keys {
+            for &id in &present {
+                let key = present_key(id);
+                let got = if through_index {
+                    indexed.get(&key, &mut buf, &mut stats)?
+                } else {
+                    lsm.get(&key, true, &mut buf, &mut stats)?
+                };
+                value_of(id, layout.newest(id), &mut expected);
+                assert_eq!(got, Some(&expected[..]), "id {id}: wrong or missing value");
+            }
+        } else {
+            for &x in &absent {
+                let key = absent_key(x);
+                let got = if through_index {
+                    indexed.get(&key, &mut buf, &mut stats)?
+                } else {
+                    lsm.get(&key, true, &mut buf, &mut stats)?
+                };
+                assert_eq!(got, None, "absent key {x} found");
+            }
+        }
+        stats.time = start.elapsed();
+        Ok(stats)
+    };
+    let absent_filters = run(false, false)?;
+    let absent_index = run(false, true)?;
+    let present_filters = run(true, false)?;
+    let present_index = run(true, true)?;
+    for s in [&present_filters, &present_index] {
+        assert_eq!(s.found, lookups, "a present key not found");
+    }
+    // Honest counts: through the index, an absent key costs one table search per run the index
+    // names (a block read, or none where the key is past the table's last key); through the
+    // filters, one per table whose filter says "maybe".
+    assert_eq!(absent_index.probes, named, "tables the index named");
+    assert_eq!(absent_index.block_reads + absent_index.index_skips, named);
+    assert_eq!(
+        absent_filters.block_reads + absent_filters.index_skips,
+        absent_filters.probes - absent_filters.filter_skips
+    );
+    assert_eq!(absent_filters.probes, tables as u64 * lookups);
+
+    let report = RunsReport {
+        filters: [absent_filters, present_filters],
+        index: [absent_index, present_index],
+        filter_bytes,
+        index_bytes,
+    };
+    if print {
+        print_runs(
+            &report, tables, total, lookups, write_time, index_time, &mapped,
+        );
+    }
+    Ok(report)
+}
+
+fn print_runs(
+    r: &RunsReport,
+    tables: usize,
+    total: u64,
+    lookups: u64,
+    write_time: Duration,
+    index_time: Duration,
+    mapped: &MappedRunIndex,
+) {
+    println!(
+        "tables written in {write_time:.2?}; the run index built as they were flushed in \
+         {index_time:.2?} ({} entries, {} runs), saved, mapped and verified\n",
+        thousands(mapped.len() as u64),
+        mapped.runs().len(),
+    );
+    println!(
+        "{} point lookups of each kind, tables newest first, stopping at the first holding the \
+         key; every\nkey of every table was named by both first (no false negative), and every \
+         answer is checked.\n",
+        thousands(lookups)
+    );
+    let bits = |bytes: u64| bytes as f64 * 8.0 / total as f64;
+    let row = |label: &str, filters: String, index: String| {
+        println!("{label:<30} {filters:>20} {index:>20}");
+    };
+    row("", "per-table filters".into(), "run index".into());
+    let per_sec_of = |s: &Stats| thousands(per_sec(lookups, s.time) as u64);
+    let reads = |s: &Stats| format!("{:.4}", s.block_reads as f64 / lookups as f64);
+    row(
+        "absent keys: lookups/s",
+        per_sec_of(&r.filters[0]),
+        per_sec_of(&r.index[0]),
+    );
+    row(
+        "  table reads per key",
+        reads(&r.filters[0]),
+        reads(&r.index[0]),
+    );
+    row(
+        "present keys: lookups/s",
+        per_sec_of(&r.filters[1]),
+        per_sec_of(&r.index[1]),
+    );
+    row(
+        "  table reads per key",
+        reads(&r.filters[1]),
+        reads(&r.index[1]),
+    );
+    row(
+        "structures asked per lookup",
+        format!("{tables} filters"),
+        "1 index".into(),
+    );
+    row(
+        "bytes",
+        format!("{} KiB", thousands(r.filter_bytes / 1024)),
+        format!("{} KiB", thousands(r.index_bytes / 1024)),
+    );
+    row(
+        "  bits per entry",
+        format!("{:.2}", bits(r.filter_bytes)),
+        format!("{:.2}", bits(r.index_bytes)),
+    );
+    println!(
+        "(table reads: data blocks read from the files, counted as they are read. An absent key \
+         costs a read only\n on a false positive: the index's bound {:.2e} for the whole \
+         lookup; the filters' {:.2e} measured per filter,\n {tables} filters asked)",
+        mapped.expected_fpr(),
+        r.filters[0]
+            .probes
+            .saturating_sub(r.filters[0].filter_skips) as f64
+            / r.filters[0].probes.max(1) as f64,
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -708,5 +985,25 @@ mod tests {
             name(Config::new(1000).encoding(Encoding::Packed)),
             "packed b=4 f=10"
         );
+    }
+
+    /// The run-index mode on 64 small tables: both paths find every present key (the mode
+    /// asserts it, and that the index's reads of absent keys are the runs it names), and the
+    /// index reads far fewer tables per absent key than 64 filters' false positives send.
+    #[test]
+    fn the_run_index_mode_finds_every_key_and_reads_fewer_tables() {
+        let lookups = 4_000;
+        let r = runs_mode(64, 400, lookups, false).unwrap();
+        for s in r.filters.iter().chain(&r.index) {
+            assert!(s.time > Duration::ZERO);
+        }
+        assert_eq!((r.filters[1].found, r.index[1].found), (lookups, lookups));
+        // 64 filters at about 0.7 % each: about 0.45 reads per absent key; the index, one.
+        let (filters, index) = (r.filters[0].block_reads, r.index[0].block_reads);
+        assert!(filters > lookups / 4, "{filters}");
+        assert!(index * 5 < filters, "index {index}, filters {filters}");
+        // Present keys: at least one read each, the holder's.
+        assert!(r.index[1].block_reads >= lookups && r.filters[1].block_reads >= lookups);
+        assert!(r.index_bytes > 0 && r.filter_bytes > 0);
     }
 }

@@ -237,6 +237,11 @@ impl RunIndex {
     /// which holds the keys `kept` (each in one of the merged runs). Each kept key's entry is
     /// given `into`'s id in place; what is left of the merged runs (the keys the compaction
     /// dropped) is swept out. `into` takes the place of the newest merged run in the order.
+    /// `InvalidConfig` if a merged run is not described, none is given or `into` is described;
+    /// nothing changes then. A compaction that must insert a key (one `kept` names that no
+    /// merged run holds) may fail part-way (`Full`): the index is then stale
+    /// ([`is_stale`](Self::is_stale)) and describes `into` beside the merged runs — or, when
+    /// every id was in use, the merged runs alone.
     ///
     /// ```
     /// use cuckoo_sst::{Config, KeyHash, RunIndex};
@@ -273,9 +278,9 @@ impl RunIndex {
         let Some(&first) = merged.first() else {
             return Err(Error::invalid("merged", "no run to merge".to_string()));
         };
-        let to = match self.ids.iter().position(Option::is_none) {
-            Some(free) => free as u32,
-            None => self.id_of(first).unwrap_or(0),
+        let (to, shared) = match self.ids.iter().position(Option::is_none) {
+            Some(free) => (free as u32, false),
+            None => (self.id_of(first).unwrap_or(0), true),
         };
         // The new run is described first, beside the merged ones, so that a key moved to it
         // is found there at every point; the merged runs go once their keys have moved.
@@ -305,6 +310,14 @@ impl RunIndex {
                 // The key may be in no run the index names: until it is rebuilt, it names
                 // every run.
                 self.stale = true;
+                if shared {
+                    // `into` has no id of its own to be described with beside the merged runs
+                    // (at most MAX_RUNS, with distinct ids): the id names the first merged run
+                    // again, and `into` is not described.
+                    self.ids[to as usize] = Some(first);
+                    self.order.remove(pos);
+                    self.order_ids.remove(pos);
+                }
                 return Err(e);
             }
         }

@@ -116,6 +116,37 @@ fn roundtrip_corpus() {
     replay_target("roundtrip", fuzz_common::roundtrip::run, 1000, 400);
 }
 
+#[test]
+fn run_index_corpus() {
+    replay_target("run_index", fuzz_common::run_index::run, 1000, 400);
+}
+
+/// The run index's compaction that fails part-way while every id is in use (`into` given the
+/// first merged run's id): in the input the fuzzer found on 2026-11-28
+/// (`seed-v4-01977763d9f1`), the stale index then described 65 runs, two with one id, and its
+/// lookups left the first merged run out — a false negative for that run's keys, and a file
+/// its own reader refuses. Now the merged runs stay described alone (`RunIndex::compact`), and
+/// the stale index answers every one. (`seed-v4-55bf00076e6d`: a compaction of a stale index
+/// that fails without a key the engine listed wrongly — an earlier failed compaction had moved
+/// the keys — which the target's first oracle refused.)
+#[test]
+fn a_run_index_compaction_failing_with_every_id_in_use_keeps_every_run() {
+    let r = fuzz_common::run_index::run_reached(&committed("run_index", "seed-v4-01977763d9f1"));
+    assert!(r.stale && r.max_runs, "{r:?}");
+    let r = fuzz_common::run_index::run_reached(&committed("run_index", "seed-v4-55bf00076e6d"));
+    assert!(r.stale, "{r:?}");
+}
+
+/// A flush refused (`Full`) at the default budget with no key in more than three runs, after
+/// flushes that listed keys twice (`seed-v4-be62edccd1b9`, found by the fuzzer on 2026-11-28):
+/// each copy of a key's hash takes a slot (`tests/run_index_limits.rs`). The target allows it,
+/// and checks that nothing of the refused run stays and no key is lost.
+#[test]
+fn a_run_index_flush_after_keys_listed_twice_may_be_refused() {
+    let r = fuzz_common::run_index::run_reached(&committed("run_index", "seed-v4-be62edccd1b9"));
+    assert!(r.full_listed_twice, "{r:?}");
+}
+
 /// A chain read back takes every insert after the round trip as the original does: the
 /// input that once parted them (`seed-v3-b9e90e659aab`: a key the newest level of four buckets
 /// answered for with another key's entries, which the original, remembering who filled the
@@ -478,4 +509,161 @@ fn write_seed_corpora() {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(format!("seed-{name}")), data).unwrap();
     }
+}
+
+/// The run-index seeds drive every path the target checks: flushes, compactions, drops and
+/// round trips; the documented refusals; an index describing `MAX_RUNS` runs and compacted
+/// then; flushes refused (`Full`) because one key is in a full pair's worth of runs, because
+/// keys are hot, and at a small relocation budget; a compaction that
+/// fails part-way and leaves the index stale; a damaged file opened mapped; growth.
+#[test]
+fn run_index_seeds_drive_every_path() {
+    let mut all = fuzz_common::run_index::Reached::default();
+    for (name, data) in corpus("run_index", true) {
+        let start = std::time::Instant::now();
+        let r = fuzz_common::run_index::run_reached(&data);
+        println!("{name} ({:.1?}): {r:?}", start.elapsed());
+        all.flushes += r.flushes;
+        all.compactions += r.compactions;
+        all.drops += r.drops;
+        all.round_trips += r.round_trips;
+        all.refused += r.refused;
+        all.full_saturated |= r.full_saturated;
+        all.full_hot |= r.full_hot;
+        all.full_few_kicks |= r.full_few_kicks;
+        all.max_runs |= r.max_runs;
+        all.compact_at_max_runs |= r.compact_at_max_runs;
+        all.stale |= r.stale;
+        all.damaged_mapped |= r.damaged_mapped;
+        all.grew |= r.grew;
+    }
+    assert!(all.flushes >= 100 && all.compactions >= 20, "{all:?}");
+    assert!(
+        all.drops >= 5 && all.round_trips >= 10 && all.refused >= 5,
+        "{all:?}"
+    );
+    assert!(
+        all.full_saturated && all.full_hot && all.full_few_kicks,
+        "{all:?}"
+    );
+    assert!(all.max_runs && all.compact_at_max_runs, "{all:?}");
+    assert!(all.stale && all.damaged_mapped && all.grew, "{all:?}");
+}
+
+/// Operation bytes for the run-index target (`fuzz/fuzz_targets/common/run_index.rs`): by
+/// `weights` (flush, compaction, drop, lookup, round trip, damage, window), with random flag
+/// bits and the extra bytes each operation reads.
+fn run_index_ops(rng: &mut Rng, n: usize, weights: [usize; 7]) -> Vec<u8> {
+    let total: usize = weights.iter().sum();
+    let mut v = Vec::new();
+    for _ in 0..n {
+        let mut pick = rng.below(total);
+        let kind = weights
+            .iter()
+            .position(|&w| {
+                if pick < w {
+                    true
+                } else {
+                    pick -= w;
+                    false
+                }
+            })
+            .unwrap();
+        let bits = rng.next() as u8 & 0xF8;
+        let arg = rng.next() as u8;
+        match kind {
+            0 => {
+                // Bit 3 (a run id maybe described) and bit 6 (bulk) one time in eight.
+                let mut op = bits & 0xB0;
+                if rng.below(8) == 0 {
+                    op |= 0x08;
+                }
+                if rng.below(8) == 0 {
+                    op |= 0x40;
+                }
+                v.extend([op, arg]);
+            }
+            1 => {
+                // The invalid and foreign variants (bit 6) one time in four.
+                let op = 2 | (bits & 0xB8) | if rng.below(4) == 0 { 0x40 } else { 0 };
+                v.extend([op, arg, rng.next() as u8]);
+            }
+            2 => v.extend([3 | (bits & if rng.below(6) == 0 { 0x08 } else { 0 }), arg]),
+            3 => v.extend([4, arg]),
+            4 => v.extend([5 | (bits & 0x08), arg]),
+            5 => v.extend([6 | (bits & 0x08), arg, rng.next() as u8, rng.next() as u8]),
+            _ => {
+                v.extend([7 | (bits & 0x08), arg, rng.next() as u8, rng.next() as u8]);
+                v.extend(rng.bytes(arg as usize % 32));
+            }
+        }
+    }
+    v
+}
+
+/// Writes the run-index seeds: `cargo test --release --test fuzz_corpus -- --ignored
+/// write_run_index_seeds`.
+#[test]
+#[ignore = "regenerates fuzz/corpus/run_index/seed-*"]
+fn write_run_index_seeds() {
+    let mut rng = Rng(41);
+    // Setup: capacity / 4, rate (index % 6) and kicks (index / 6 % 5), seed.
+    let seeds: [(&str, [u8; 3], usize, [usize; 7]); 8] = [
+        ("default", [25, 0, 7], 150, [8, 3, 2, 1, 1, 1, 1]),
+        ("grow-from-nothing", [0, 0, 1], 120, [10, 2, 1, 1, 2, 0, 0]),
+        ("many-runs", [50, 1, 3], 260, [12, 1, 0, 0, 1, 0, 0]),
+        (
+            "fpr0.3-kicks4",
+            [4, 3 + 6 * 2, 9],
+            150,
+            [8, 3, 2, 1, 1, 1, 1],
+        ),
+        (
+            "fpr0.1-kicks0",
+            [10, 2 + 6 * 4, 5],
+            150,
+            [8, 3, 2, 1, 1, 1, 1],
+        ),
+        (
+            "fpr1e-5-kicks1",
+            [8, 4 + 6 * 3, 2],
+            150,
+            [8, 3, 2, 1, 1, 1, 1],
+        ),
+        ("damage", [30, 6, 11], 120, [4, 1, 1, 0, 1, 3, 3]),
+        ("compactions", [20, 1, 13], 200, [5, 5, 1, 1, 1, 0, 0]),
+    ];
+    let dir = corpus_dir("run_index");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, setup, n, weights) in seeds {
+        let mut data = setup.to_vec();
+        data.extend(run_index_ops(&mut rng, n, weights));
+        std::fs::write(dir.join(format!("seed-{name}")), data).unwrap();
+    }
+    // A hot key: flushes of eight numbered keys each, until keys are in a pair's worth of
+    // runs; then compactions listing keys no merged run holds.
+    let mut data = vec![2, 0, 17];
+    for _ in 0..60 {
+        data.extend([0x30, rng.next() as u8 & 0x0F]);
+    }
+    for _ in 0..20 {
+        // Variant 2 (`arg / 4 % 4`) of one run (`arg % 4 == 0`).
+        data.extend([0x42, 8 + 16 * rng.below(16) as u8, rng.next() as u8]);
+    }
+    std::fs::write(dir.join("seed-hot-keys"), data).unwrap();
+    // Files: an index's own bytes as they are (0xFF), and a header's fields after a valid magic
+    // and version, checksums recomputed (0xFE).
+    let mut index = cuckoo_sst::RunIndex::new(cuckoo_sst::Config::new(40).seed(3)).unwrap();
+    for run in 0..3u32 {
+        let keys: Vec<cuckoo_sst::KeyHash> = (run * 10..run * 10 + 14)
+            .map(|k| cuckoo_sst::KeyHash::of(&fuzz_common::run_index::key_bytes(k)))
+            .collect();
+        index.add_run(u64::from(run) + 5, &keys).unwrap();
+    }
+    let mut file = vec![0xFF];
+    file.extend(index.to_bytes());
+    std::fs::write(dir.join("seed-file"), &file).unwrap();
+    file[0] = 0xFE;
+    file.drain(1..13); // the magic and version the target puts back
+    std::fs::write(dir.join("seed-file-resigned"), &file).unwrap();
 }

@@ -13,6 +13,7 @@ pub mod compact;
 pub mod from_bytes;
 pub mod ops;
 pub mod roundtrip;
+pub mod run_index;
 /// The reader written from FORMAT.md alone, and FORMAT.md §8's growth policy, shared with the
 /// library's tests.
 #[path = "../../../tests/common/spec.rs"]
