@@ -596,3 +596,20 @@ fn a_changed_seed_index_passes_the_check_and_loses_keys() {
         }
     }
 }
+
+/// The bound `cksst_compact_build_into` documents, which the LevelDB policy sizes its buffer
+/// by: a default block of `n` distinct keys takes at most `16 + 2n` bytes, from the exact
+/// placement's sizes up to 4096 keys to the sized table above them.
+#[test]
+fn a_default_block_fits_the_documented_bound() {
+    for n in [
+        0usize, 1, 2, 3, 7, 8, 19, 64, 129, 1000, 4096, 4097, 6000, 20_000,
+    ] {
+        let mut b = FilterBuilder::new(Config::new(0));
+        for i in 0..n as u64 {
+            b.add_key(&key(i, "bound"));
+        }
+        let block = b.finish_compact().unwrap();
+        assert!(block.len() <= 16 + 2 * n, "{n} keys: {} bytes", block.len());
+    }
+}
