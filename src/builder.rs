@@ -69,9 +69,9 @@ const RESERVE_MAX: usize = 1 << 27;
 /// would otherwise grow its vector five times.
 const RESERVE_MIN: usize = 64;
 
-/// Up to this many hashes (a compact block's most, `compact::EXACT_MAX`), [`sort_hashes`]
-/// sorts by comparisons in place.
-const SMALL_SORT: usize = 4096;
+/// Up to this many hashes (the most a compact block places exactly), [`sort_hashes`] sorts by
+/// comparisons in place.
+const SMALL_SORT: usize = compact::EXACT_MAX;
 
 impl FilterBuilder {
     /// A builder whose filter will follow `config`: its false-positive rate, layout, seed and
