@@ -96,6 +96,7 @@ impl FilterBuilder {
     /// b.add_key(b"k");
     /// assert_eq!(b.len(), 1);
     /// ```
+    #[inline]
     pub fn add_key(&mut self, key: &[u8]) {
         self.add_hash(KeyHash::of(key));
     }
@@ -108,6 +109,7 @@ impl FilterBuilder {
     /// assert!(b.finish()?.contains(b"k"));
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
+    #[inline]
     pub fn add_hash(&mut self, h: KeyHash) {
         self.hashes.push(h.to_u64());
     }
@@ -129,6 +131,19 @@ impl FilterBuilder {
             .map_err(|_| Error::OutOfMemory {
                 bytes: (additional as u64).saturating_mul(8),
             })
+    }
+
+    /// Drops the keys added so far, keeping the configuration and the memory.
+    ///
+    /// ```
+    /// let mut b = cuckoo_sst::FilterBuilder::new(cuckoo_sst::Config::new(0));
+    /// b.add_key(b"k");
+    /// b.clear();
+    /// assert!(b.is_empty());
+    /// ```
+    #[inline]
+    pub fn clear(&mut self) {
+        self.hashes.clear();
     }
 
     /// Keys added so far, duplicates included.
@@ -174,6 +189,40 @@ impl FilterBuilder {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn finish_compact(mut self) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.build_compact_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// [`finish_compact`](Self::finish_compact) into `out` (cleared first), after which the
+    /// builder is empty, with its configuration and memory kept for the next block — whether
+    /// the block was built or not. For a filter policy that builds thousands of small blocks
+    /// on one thread: with one builder and one output vector kept between blocks, a block
+    /// costs no allocation (the same bytes as `finish_compact`).
+    ///
+    /// ```
+    /// use cuckoo_sst::{CompactFilter, Config, FilterBuilder};
+    /// let mut b = FilterBuilder::new(Config::new(0));
+    /// let mut block = Vec::new();
+    /// for table in 0..3u32 {
+    ///     for k in 0..40u32 {
+    ///         b.add_key(&(table * 1000 + k).to_le_bytes());
+    ///     }
+    ///     b.build_compact_into(&mut block)?;
+    ///     assert!(b.is_empty());
+    ///     assert!(CompactFilter::block_contains(&block, &(table * 1000 + 7).to_le_bytes())?);
+    /// }
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn build_compact_into(&mut self, out: &mut Vec<u8>) -> Result<()> {
+        out.clear();
+        let built = self.compact_into(out);
+        self.hashes.clear();
+        built
+    }
+
+    /// [`build_compact_into`](Self::build_compact_into) but for emptying the builder.
+    fn compact_into(&mut self, out: &mut Vec<u8>) -> Result<()> {
         if self.config.seed != crate::config::DEFAULT_SEED {
             return Err(Error::invalid(
                 "seed",
@@ -186,10 +235,17 @@ impl FilterBuilder {
         }
         sort_hashes(&mut self.hashes)?;
         self.hashes.dedup();
-        match compact::build_exact(&self.config, &self.hashes)? {
-            Some(block) => Ok(block),
-            None => self.finish()?.to_compact_bytes(),
+        if compact::build_exact_into(&self.config, &self.hashes, out)? {
+            return Ok(());
         }
+        // Above the exact placement's limit: the filter `finish` builds, as a compact block.
+        let all = FilterBuilder {
+            config: self.config.clone(),
+            hashes: std::mem::take(&mut self.hashes),
+        };
+        let block = all.finish()?.to_compact_bytes()?;
+        out.extend_from_slice(&block);
+        Ok(())
     }
 
     /// The filter, sized for the distinct keys added. `Err` for an invalid configuration, or
