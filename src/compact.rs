@@ -900,14 +900,15 @@ struct Placement {
     load: Box<[u8; BUCKETS_CAP]>,
     /// The bucket a search reached each bucket from, and the key it would move (`u32::MAX`
     /// for the key's own buckets); valid where `seen` holds the search's stamp.
-    from: Vec<(u32, u32)>,
+    from: Box<[(u32, u32); BUCKETS_CAP]>,
     /// The stamp of the search that last reached each bucket (0: none).
-    seen: Vec<u32>,
+    seen: Box<[u32; BUCKETS_CAP]>,
     /// The last stamp used.
     stamp: u32,
     /// How many keys may go in each bucket.
     degree: Box<[u16; BUCKETS_CAP]>,
-    queue: Vec<u32>,
+    /// The buckets a search reached, in order.
+    queue: Box<[u32; BUCKETS_CAP]>,
 }
 
 /// The most buckets a [`Placement`] holds: more than [`EXACT_MAX`] keys take in buckets of 2
@@ -925,11 +926,11 @@ impl Default for Placement {
             keys: Vec::new(),
             members: Box::new([0; SLOTS_CAP]),
             load: Box::new([0; BUCKETS_CAP]),
-            from: Vec::new(),
-            seen: Vec::new(),
+            from: Box::new([(0, 0); BUCKETS_CAP]),
+            seen: Box::new([0; BUCKETS_CAP]),
             stamp: 0,
             degree: Box::new([0; BUCKETS_CAP]),
-            queue: Vec::new(),
+            queue: Box::new([0; BUCKETS_CAP]),
         }
     }
 }
@@ -1062,10 +1063,6 @@ impl Placement {
         if slack < b && self.degree[..m].iter().any(|&d| usize::from(d) + slack < b) {
             return false;
         }
-        if self.seen.len() < m {
-            self.from.resize(m, (0, 0));
-            self.seen.resize(m, 0);
-        }
         self.load[..m].fill(0);
         let n = self.keys.len() as u32;
         let mut key = 0;
@@ -1100,21 +1097,25 @@ impl Placement {
     /// Places `key`, both of whose buckets are full, by the shortest chain of moves that ends
     /// in a bucket with room; false if there is none.
     fn search(&mut self, key: u32, b: usize) -> bool {
-        let (i1, i2, _) = self.keys[key as usize];
+        const B: usize = BUCKETS_CAP - 1;
+        const S: usize = SLOTS_CAP - 1;
+        let keys = &self.keys[..];
+        let (members, load) = (&mut *self.members, &mut *self.load);
+        let (i1, i2, _) = keys[key as usize];
         // One move is the chain most searches find: a resident of either bucket whose other
         // bucket has room moves there and the key takes its slot (the breadth-first search
         // below would find the same chain, at several times the cost).
         for x in [i1, i2] {
             let xs = x as usize * b;
             for s in xs..xs + b {
-                let resident = self.members[s];
-                let (p, q, _) = self.keys[resident as usize];
+                let resident = members[s & S];
+                let (p, q, _) = keys[resident as usize];
                 let y = if p == x { q } else { p };
-                let load = self.load[y as usize];
-                if usize::from(load) < b {
-                    self.members[y as usize * b + usize::from(load)] = resident;
-                    self.load[y as usize] = load + 1;
-                    self.members[s] = key;
+                let l = load[y as usize & B];
+                if usize::from(l) < b {
+                    members[(y as usize * b + usize::from(l)) & S] = resident;
+                    load[y as usize & B] = l + 1;
+                    members[s & S] = key;
                     return true;
                 }
             }
@@ -1126,47 +1127,52 @@ impl Placement {
             self.stamp = 1;
         }
         let stamp = self.stamp;
-        self.queue.clear();
+        let (seen, from, queue) = (&mut *self.seen, &mut *self.from, &mut *self.queue);
+        // A bucket enters the queue once a search (its stamp): at most `m` entries.
+        let mut tail = 0;
         for i in [i1, i2] {
-            if self.seen[i as usize] != stamp {
-                self.seen[i as usize] = stamp;
-                self.from[i as usize] = (u32::MAX, u32::MAX);
-                self.queue.push(i);
+            if seen[i as usize & B] != stamp {
+                seen[i as usize & B] = stamp;
+                from[i as usize & B] = (u32::MAX, u32::MAX);
+                queue[tail & B] = i;
+                tail += 1;
             }
         }
         let mut head = 0;
         let mut end = None;
-        while let Some(&x) = self.queue.get(head) {
+        while head < tail {
+            let x = queue[head & B];
             head += 1;
-            if usize::from(self.load[x as usize]) < b {
+            if usize::from(load[x as usize & B]) < b {
                 end = Some(x);
                 break;
             }
             for s in 0..b {
-                let resident = self.members[x as usize * b + s];
-                let (p, q, _) = self.keys[resident as usize];
+                let resident = members[(x as usize * b + s) & S];
+                let (p, q, _) = keys[resident as usize];
                 let y = if p == x { q } else { p };
-                if self.seen[y as usize] != stamp {
-                    self.seen[y as usize] = stamp;
-                    self.from[y as usize] = (x, resident);
-                    self.queue.push(y);
+                if seen[y as usize & B] != stamp {
+                    seen[y as usize & B] = stamp;
+                    from[y as usize & B] = (x, resident);
+                    queue[tail & B] = y;
+                    tail += 1;
                 }
             }
         }
         let Some(mut x) = end else { return false };
         // Walk back from the bucket with room: each bucket on the path takes the key moved
         // from the bucket before it, which frees that key's slot there for the next one.
-        let mut slot = usize::from(self.load[x as usize]);
-        self.load[x as usize] += 1;
+        let mut slot = usize::from(load[x as usize & B]);
+        load[x as usize & B] += 1;
         loop {
-            let (prev, moved) = self.from[x as usize];
+            let (prev, moved) = from[x as usize & B];
             let arriving = if prev == u32::MAX { key } else { moved };
-            self.members[x as usize * b + slot] = arriving;
+            members[(x as usize * b + slot) & S] = arriving;
             if prev == u32::MAX {
                 return true;
             }
             slot = (0..b)
-                .find(|&s| self.members[prev as usize * b + s] == moved)
+                .find(|&s| members[(prev as usize * b + s) & S] == moved)
                 .expect("the moved key is in the bucket the search came from");
             x = prev;
         }
