@@ -596,3 +596,119 @@ fn a_changed_seed_index_passes_the_check_and_loses_keys() {
         }
     }
 }
+
+/// The bound `cksst_compact_build_into` documents, which the LevelDB policy sizes its buffer
+/// by: a default block of `n` distinct keys takes at most `16 + 2n` bytes, from the exact
+/// placement's sizes up to 4096 keys to the sized table above them.
+#[test]
+fn a_default_block_fits_the_documented_bound() {
+    for n in [
+        0usize, 1, 2, 3, 7, 8, 19, 64, 129, 1000, 4096, 4097, 6000, 20_000,
+    ] {
+        let mut b = FilterBuilder::new(Config::new(0));
+        for i in 0..n as u64 {
+            b.add_key(&key(i, "bound"));
+        }
+        let block = b.finish_compact().unwrap();
+        assert!(block.len() <= 16 + 2 * n, "{n} keys: {} bytes", block.len());
+    }
+}
+
+/// `build_compact_into` with one builder and one vector kept between blocks, as a filter
+/// policy keeps them: the bytes `finish_compact` makes of the same keys, the builder empty
+/// after each block, across the exact placement's limit (4096 keys) and after an error.
+#[test]
+fn a_reused_builder_makes_the_blocks_a_fresh_one_makes() {
+    let mut reused = FilterBuilder::new(Config::new(0));
+    let mut out = vec![0xAA; 3]; // cleared first
+    for (round, n) in [0u64, 1, 8, 36, 4096, 4097, 19, 5000, 2, 140]
+        .into_iter()
+        .enumerate()
+    {
+        let keys: Vec<Vec<u8>> = (0..n).map(|i| key(i * 7 + round as u64, "reuse")).collect();
+        for k in &keys {
+            reused.add_key(k);
+            reused.add_key(k); // a duplicate, dropped
+        }
+        reused.build_compact_into(&mut out).unwrap();
+        assert!(reused.is_empty(), "n={n}");
+        assert_eq!(out, block_of(Config::new(0), &keys), "n={n}");
+    }
+    // A seed a block cannot name: the error, with the builder and the output emptied.
+    let mut seeded = FilterBuilder::new(Config::new(0).seed(7));
+    seeded.add_key(b"k");
+    assert!(seeded.build_compact_into(&mut out).is_err());
+    assert!(seeded.is_empty() && out.is_empty());
+    // Cleared keys are gone: the next block holds only what came after.
+    let mut b = FilterBuilder::new(Config::new(0));
+    b.add_key(b"dropped");
+    b.clear();
+    b.add_key(b"kept");
+    b.build_compact_into(&mut out).unwrap();
+    assert_eq!(out, block_of(Config::new(0), &[b"kept".to_vec()]));
+}
+
+/// The fast path answers for every block a default builder makes, as `block_contains` does,
+/// and for no other block: other layouts, version 1, damage of every kind give `None` or —
+/// where the damage leaves a well-formed default block — `block_contains`'s own answer.
+#[test]
+fn the_fast_path_answers_default_blocks_as_the_full_lookup_does() {
+    let probe = |block: &[u8]| -> usize {
+        let mut answered = 0;
+        for i in 0..300 {
+            let k = key(i, if i % 2 == 0 { "fast" } else { "absent" });
+            if let Some(a) = CompactFilter::block_contains_default(block, &k) {
+                let full = CompactFilter::block_contains(block, &k).map_err(|e| describe(&e));
+                assert_eq!(Ok(a), full);
+                answered += 1;
+            }
+        }
+        answered
+    };
+    let mut rng = 0x0F0E_0D0C_0B0A_0908u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut damaged_answered = 0;
+    for n in [0u64, 1, 2, 7, 8, 9, 19, 36, 101, 4097] {
+        let present: Vec<Vec<u8>> = (0..n).map(|i| key(i * 2, "fast")).collect();
+        let block = block_of(Config::new(0), &present);
+        assert_eq!(probe(&block), 300, "n={n}: every key answered");
+        for k in &present {
+            assert_eq!(CompactFilter::block_contains_default(&block, k), Some(true));
+        }
+        if n > 0
+            && spec::read_compact(&block)
+                .unwrap()
+                .level
+                .unwrap()
+                .m
+                .is_multiple_of(2)
+        {
+            assert_eq!(probe(&v1_of(&block)), 0, "n={n}: version 1");
+        }
+        for trial in 0..40 {
+            let mut bad = block.clone();
+            match trial % 3 {
+                0 => {
+                    let at = (next() % bad.len() as u64) as usize;
+                    bad[at] ^= 1 << (next() % 8);
+                }
+                1 => bad.truncate((next() % (bad.len() as u64)) as usize),
+                _ => bad.push(next() as u8),
+            }
+            damaged_answered += probe(&bad);
+        }
+    }
+    // Flips in the buckets leave well-formed blocks, which the fast path answers.
+    assert!(damaged_answered > 0);
+    for layout in layouts() {
+        let block = block_of(common::config(0, layout), &[key(1, "fast")]);
+        if (layout.0, layout.1, layout.2) != (4, 10, cuckoo_sst::Encoding::SemiSorted) {
+            assert_eq!(probe(&block), 0, "{layout:?}");
+        }
+    }
+}

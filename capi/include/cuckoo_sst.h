@@ -317,6 +317,10 @@ size_t cksst_builder_len(const cksst_builder *builder);
 // call again with a buffer of that size (the block is built again: the same bytes). A
 // default block takes at most `16 + 2 * n` bytes (about 9 bits a key, 2 bytes of header).
 //
+// Any thread may call it. Each thread keeps one builder and one block between its calls, so
+// that a block costs no allocation: memory for the largest block it built, up to 65 536 keys
+// (after a larger one the thread starts again small).
+//
 // # Safety
 // `keys` and `lens` point at `n` elements (NULL when `n` is 0), each `keys[i]` NULL (with
 // `lens[i]` 0) or pointing at `lens[i]` bytes; `buf` is NULL or points at `capacity`

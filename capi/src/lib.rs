@@ -1106,6 +1106,10 @@ unsafe fn deliver(
 /// call again with a buffer of that size (the block is built again: the same bytes). A
 /// default block takes at most `16 + 2 * n` bytes (about 9 bits a key, 2 bytes of header).
 ///
+/// Any thread may call it. Each thread keeps one builder and one block between its calls, so
+/// that a block costs no allocation: memory for the largest block it built, up to 65 536 keys
+/// (after a larger one the thread starts again small).
+///
 /// # Safety
 /// `keys` and `lens` point at `n` elements (NULL when `n` is 0), each `keys[i]` NULL (with
 /// `lens[i]` 0) or pointing at `lens[i]` bytes; `buf` is NULL or points at `capacity`
@@ -1124,16 +1128,41 @@ pub unsafe extern "C" fn cksst_compact_build_into(
         unsafe { put(len, 0, "len") }?;
         // SAFETY: as above.
         let (keys, lens) = unsafe { (in_slice(keys, n, "keys")?, in_slice(lens, n, "lens")?) };
-        let mut b = FilterBuilder::new(Config::new(0));
-        b.try_reserve(n)
-            .map_err(|_| Failure::out_of_memory("out of memory for the keys' hashes"))?;
-        for (&k, &l) in keys.iter().zip(lens) {
-            // SAFETY: the caller's contract: each key points at its length's bytes.
-            b.add_key(unsafe { bytes(k, l, "a key") }?);
+        // One builder and one block a thread, kept between calls: a filter policy builds a
+        // block every few dozen keys, and two allocations a block cost about as much as its
+        // sort (a call made while the thread's pair is in use, or while the thread is torn
+        // down, takes a fresh pair).
+        thread_local! {
+            static SCRATCH: RefCell<(FilterBuilder, Vec<u8>)> =
+                RefCell::new((FilterBuilder::new(Config::new(0)), Vec::new()));
         }
-        let block = b.finish_compact()?;
-        // SAFETY: the caller's contract, as stated.
-        unsafe { deliver(&block, buf, capacity, len) }
+        let mut fresh = None;
+        let build_block = |(b, block): &mut (FilterBuilder, Vec<u8>)| -> Result<c_int, Failure> {
+            // A call that failed on a key left the keys before it.
+            b.clear();
+            b.try_reserve(n)
+                .map_err(|_| Failure::out_of_memory("out of memory for the keys' hashes"))?;
+            for (&k, &l) in keys.iter().zip(lens) {
+                // SAFETY: the caller's contract: each key points at its length's bytes.
+                b.add_key(unsafe { bytes(k, l, "a key") }?);
+            }
+            b.build_compact_into(block)?;
+            // SAFETY: the caller's contract, as stated.
+            unsafe { deliver(block, buf, capacity, len) }
+        };
+        let build = |pair: &mut (FilterBuilder, Vec<u8>)| -> Result<c_int, Failure> {
+            let built = build_block(pair);
+            // Memory kept for a thread's later blocks is bounded: after a large block the
+            // thread's pair starts again small.
+            if n > 1 << 16 {
+                *pair = (FilterBuilder::new(Config::new(0)), Vec::new());
+            }
+            built
+        };
+        match SCRATCH.try_with(|s| s.try_borrow_mut().ok().map(|mut pair| build(&mut pair))) {
+            Ok(Some(result)) => result,
+            _ => build(fresh.insert((FilterBuilder::new(Config::new(0)), Vec::new()))),
+        }
     })
 }
 
@@ -1550,6 +1579,58 @@ pub unsafe extern "C" fn cksst_view_set_free(set: *mut cksst_view_set) {
 /// `block` points at `len` readable bytes; `key` is NULL or points at `key_len` bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cksst_compact_contains(
+    block: *const u8,
+    len: usize,
+    key: *const u8,
+    key_len: usize,
+) -> c_int {
+    // SAFETY: the caller's contract, as stated.
+    if let Some(answer) = unsafe { compact_contains_default(block, len, key, key_len) } {
+        return answer;
+    }
+    // SAFETY: as above.
+    unsafe { compact_contains_checked(block, len, key, key_len) }
+}
+
+/// [`cksst_compact_contains`]'s common case, inlined into it: arguments that need no error and
+/// a well-formed block of the default layout ([`CompactFilter::block_contains_default`]);
+/// `None` for everything else (and for a panic, which the checked path then meets and
+/// reports). A function of its own, so that the lookup does not pay the error path's frame.
+///
+/// # Safety
+/// As [`cksst_compact_contains`].
+#[inline(always)]
+unsafe fn compact_contains_default(
+    block: *const u8,
+    len: usize,
+    key: *const u8,
+    key_len: usize,
+) -> Option<c_int> {
+    let limit = isize::MAX as usize;
+    if block.is_null() || len > limit || (key.is_null() && key_len != 0) || key_len > limit {
+        return None;
+    }
+    // SAFETY: `block` is not NULL and `len` at most isize::MAX; the caller guarantees `len`
+    // readable bytes there, unchanged during the call (alignment 1).
+    let block = unsafe { std::slice::from_raw_parts(block, len) };
+    let key = if key_len == 0 {
+        &[][..]
+    } else {
+        // SAFETY: as for `block`: `key` is not NULL here, with `key_len` readable bytes.
+        unsafe { std::slice::from_raw_parts(key, key_len) }
+    };
+    catch_unwind(|| CompactFilter::block_contains_default(block, key))
+        .ok()
+        .flatten()
+        .map(c_int::from)
+}
+
+/// [`cksst_compact_contains`] with every argument checked and every error named.
+///
+/// # Safety
+/// As [`cksst_compact_contains`].
+#[inline(never)]
+unsafe fn compact_contains_checked(
     block: *const u8,
     len: usize,
     key: *const u8,
@@ -3186,5 +3267,109 @@ mod tests {
 
     fn cksst_hash_of(key: &[u8]) -> u64 {
         KeyHash::of(key).to_u64()
+    }
+
+    /// `cksst_compact_build_into` of `keys`, as bytes (a buffer of the documented bound).
+    fn build_into(keys: &[&[u8]]) -> (c_int, Vec<u8>) {
+        let ptrs: Vec<*const u8> = keys.iter().map(|k| k.as_ptr()).collect();
+        let lens: Vec<usize> = keys.iter().map(|k| k.len()).collect();
+        let mut buf = vec![0u8; 16 + 2 * keys.len()];
+        let mut len = 0;
+        // SAFETY: live arrays of `keys.len()` elements, each key its length's bytes; a buffer of
+        // its length.
+        let rc = unsafe {
+            cksst_compact_build_into(
+                ptrs.as_ptr(),
+                lens.as_ptr(),
+                keys.len(),
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut len,
+            )
+        };
+        buf.truncate(len);
+        (rc, buf)
+    }
+
+    fn fresh_block(keys: &[&[u8]]) -> Vec<u8> {
+        let mut b = FilterBuilder::new(Config::new(0));
+        for k in keys {
+            b.add_key(k);
+        }
+        b.finish_compact().unwrap()
+    }
+
+    /// The thread's builder, kept between calls: a call that fails on its third key leaves
+    /// nothing behind for the next call, and after a block past the kept-memory bound the
+    /// thread's pair starts again — each block the bytes a fresh builder makes.
+    #[test]
+    fn compact_build_into_keeps_nothing_between_calls() {
+        let keys: Vec<Vec<u8>> = (0..40u32).map(|i| i.to_le_bytes().to_vec()).collect();
+        let keys: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+        let ptrs = [b"a".as_ptr(), b"b".as_ptr(), ptr::null()];
+        let lens = [1usize, 1, 3];
+        let mut buf = [0u8; 64];
+        let mut len = 7;
+        // SAFETY: three keys, the third NULL with a length (refused before it is read).
+        let rc = unsafe {
+            cksst_compact_build_into(
+                ptrs.as_ptr(),
+                lens.as_ptr(),
+                3,
+                buf.as_mut_ptr(),
+                64,
+                &mut len,
+            )
+        };
+        assert_eq!((rc, len), (CKSST_ERR_INVALID_ARGUMENT, 0));
+        assert_eq!(build_into(&keys), (CKSST_OK, fresh_block(&keys)));
+        let many: Vec<Vec<u8>> = (0..70_000u32).map(|i| i.to_be_bytes().to_vec()).collect();
+        let many: Vec<&[u8]> = many.iter().map(|k| k.as_slice()).collect();
+        assert_eq!(build_into(&many), (CKSST_OK, fresh_block(&many)));
+        assert_eq!(build_into(&keys[..9]), (CKSST_OK, fresh_block(&keys[..9])));
+        assert_eq!(build_into(&[]), (CKSST_OK, fresh_block(&[])));
+    }
+
+    /// `cksst_compact_contains` answers a default block through its fast path as the checked
+    /// path does, and leaves every argument error and damaged block to the checked path's
+    /// codes: NULL arguments, a damaged header, version 1.
+    #[test]
+    fn compact_contains_takes_the_checked_path_for_every_error() {
+        let keys: Vec<Vec<u8>> = (0..19u32).map(|i| i.to_le_bytes().to_vec()).collect();
+        let keys: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+        let block = fresh_block(&keys);
+        // SAFETY: live slices and NULL pointers, each with the length the call is given.
+        unsafe {
+            for i in 0..200u32 {
+                let k = i.to_le_bytes();
+                let want = CompactFilter::block_contains(&block, &k).unwrap();
+                let got = cksst_compact_contains(block.as_ptr(), block.len(), k.as_ptr(), 4);
+                assert_eq!(got, c_int::from(want), "key {i}");
+                assert!(i >= 19 || got == 1);
+            }
+            let empty = fresh_block(&[]);
+            assert_eq!(
+                cksst_compact_contains(empty.as_ptr(), empty.len(), ptr::null(), 0),
+                0
+            );
+            assert_eq!(
+                cksst_compact_contains(ptr::null(), 3, b"k".as_ptr(), 1),
+                CKSST_ERR_INVALID_ARGUMENT
+            );
+            assert_eq!(
+                cksst_compact_contains(block.as_ptr(), block.len(), ptr::null(), 1),
+                CKSST_ERR_INVALID_ARGUMENT
+            );
+            let mut damaged = block.clone();
+            damaged[1] ^= 0x10; // the check
+            assert_eq!(
+                cksst_compact_contains(damaged.as_ptr(), damaged.len(), b"k".as_ptr(), 1),
+                CKSST_ERR_CORRUPT
+            );
+            assert_eq!(
+                cksst_compact_contains(block.as_ptr(), block.len() - 1, b"k".as_ptr(), 1),
+                CKSST_ERR_CORRUPT
+            );
+        }
     }
 }
