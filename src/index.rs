@@ -10,6 +10,12 @@
 //! keeps the new run's id in place and sweeps out what is left of the merged runs; a dropped
 //! run is swept out.
 //!
+//! A key has level entries for at most [`LEVEL_RUNS_PER_KEY`] of its runs: its entries all live
+//! in its two buckets, which no split parts, so a hot key's entries would crowd them and the
+//! keys that share them until flushes failed. Its other runs are bits of its stash record, an
+//! exact map from the key's seeded hash to a run mask, asked only when the level answers for
+//! the key (so an absent key almost never pays for it).
+//!
 //! Its file is FORMAT.md §12 (`index/file.rs`: `to_bytes`, `save`, `from_bytes`,
 //! [`MappedRunIndex`]); the C ABI comes next.
 
@@ -18,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::hash::{self, KeyHash};
 use crate::stretch::{Refused, StretchLevel};
 use crate::table::{Encoding, Geometry};
+use std::collections::BTreeMap;
 
 mod file;
 pub use file::MappedRunIndex;
@@ -31,6 +38,13 @@ const ID_BITS: u32 = 6;
 /// distance (16 keys: enough misses in flight to cover one to memory).
 const FLUSH_AHEAD: usize = 16;
 const CORE_BITS: u32 = crate::chain::CORE_BITS;
+
+/// The most runs a key has entries for in the level. All of a key's entries live in its two
+/// buckets (`2b` slots), and no split parts them: a key in more runs (a hot key, updated in
+/// many flushes) would crowd its pair and the keys that share it until flushes failed. Its
+/// further runs go to the stash instead ([`RunIndex`]'s `stash`): one record per key, with one
+/// bit per run, asked only when the level answers for the key.
+pub(crate) const LEVEL_RUNS_PER_KEY: u32 = 2;
 
 /// The runs that may hold a key, newest first ([`RunIndex::runs_for`]): an iterator over the
 /// index's runs, borrowing it, that allocates nothing.
@@ -110,6 +124,11 @@ pub struct RunIndex {
     stale: bool,
     seed: u64,
     max_kicks: u32,
+    /// The runs of keys in more than [`LEVEL_RUNS_PER_KEY`] runs beyond those their level
+    /// entries name: seeded hash → one bit per id (nonzero, live ids only). Every key here has
+    /// an entry in the level, so a lookup asks the stash only when the level answers for the
+    /// key (an absent key almost never; [`restore_stash`](Self::restore_stash) keeps it so).
+    stash: BTreeMap<u64, u64>,
 }
 
 impl RunIndex {
@@ -149,6 +168,7 @@ impl RunIndex {
             stale: false,
             seed: config.seed,
             max_kicks: config.max_kicks,
+            stash: BTreeMap::new(),
         })
     }
 
@@ -164,7 +184,8 @@ impl RunIndex {
         &self.order
     }
 
-    /// Entries in the index (a key in two runs counts twice).
+    /// Entries in the index (a key in two runs counts twice): the level's, and one per run a
+    /// stash record names.
     ///
     /// ```
     /// let index = cuckoo_sst::RunIndex::new(cuckoo_sst::Config::new(10))?;
@@ -172,7 +193,25 @@ impl RunIndex {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn len(&self) -> usize {
-        self.level.entries() as usize
+        let stashed: u64 = self.stash.values().map(|v| u64::from(v.count_ones())).sum();
+        (self.level.entries() + stashed) as usize
+    }
+
+    /// Keys whose further runs the stash holds (keys in more than two runs, see
+    /// [`add_run`](Self::add_run)).
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, KeyHash, RunIndex};
+    /// let mut index = RunIndex::new(Config::new(100))?;
+    /// for run in 0..5 {
+    ///     index.add_run(run, &[KeyHash::of(b"hot")])?;
+    /// }
+    /// assert_eq!(index.stashed_keys(), 1);
+    /// assert_eq!(index.runs_for(b"hot").count(), 5);
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn stashed_keys(&self) -> usize {
+        self.stash.len()
     }
 
     /// Whether the index holds no entry.
@@ -196,7 +235,7 @@ impl RunIndex {
         self.level.fpr_bound()
     }
 
-    /// Bytes of the bucket table.
+    /// Bytes of the bucket table and the stash (16 a record, as in its file).
     ///
     /// ```
     /// let index = cuckoo_sst::RunIndex::new(cuckoo_sst::Config::new(1000))?;
@@ -204,12 +243,17 @@ impl RunIndex {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn size_in_bytes(&self) -> usize {
-        self.level.table().len()
+        self.level.table().len() + 16 * self.stash.len()
     }
 
     /// Adds a run, newer than every run the index describes, with the hashes of its keys
-    /// (what its `FilterBuilder` was given). `InvalidConfig` if `run` is already described or
+    /// (what its `FilterBuilder` was given: a key listed several times, as a table's versions
+    /// of it are, is taken once). `InvalidConfig` if `run` is already described or
     /// [`MAX_RUNS`] are; nothing changes then.
+    ///
+    /// A key may be in every run: the level holds entries for two of its runs, and a stash
+    /// record (one per key, a bit per run) the others, so hot keys updated in every flush
+    /// neither crowd the level nor get a flush refused.
     ///
     /// ```
     /// use cuckoo_sst::{Config, KeyHash, RunIndex};
@@ -224,6 +268,10 @@ impl RunIndex {
             // Nothing of the run stays: its id is free again. (The splits made for it stay:
             // a split keeps every entry answering for its keys.)
             self.level.remove_payloads(|p| p == id);
+            self.unstash(1 << id);
+            if self.restore_stash().is_err() {
+                self.stale = true;
+            }
             return Err(e);
         }
         self.ids[id as usize] = Some(run);
@@ -293,20 +341,38 @@ impl RunIndex {
         self.live |= 1 << to;
         self.order.insert(pos, into);
         self.order_ids.insert(pos, to);
+        let from_mask = from
+            .iter()
+            .enumerate()
+            .fold(0u64, |m, (k, &f)| m | u64::from(f) << k)
+            & !(1 << to);
         let mut missing = Vec::new();
         for &h in kept {
             let s = hash::seeded(h, self.seed);
+            let found = self.found(s);
             // An entry under the new id answers already (the key listed twice, or its entry
             // shared with a key moved before it): nothing to move.
-            if !self.has_entry(s, to)
-                && !self.level.repayload(s, |p| from[p as usize] && p != to, to)
-            {
-                // In no merged run (the engine's list says otherwise): given an entry below.
-                missing.push(s);
+            if found >> to & 1 == 1 {
+                continue;
             }
+            if found & from_mask != 0 {
+                // A level entry of a merged run takes the new id in place; failing that (the
+                // key's merged runs are all in its stash record), the record gets the new id.
+                if self.level.repayload(s, |p| from_mask >> p & 1 == 1, to) {
+                    continue;
+                }
+                if let Some(ids) = self.stash.get_mut(&s)
+                    && *ids & from_mask != 0
+                {
+                    *ids |= 1 << to;
+                    continue;
+                }
+            }
+            // In no merged run (the engine's list says otherwise): given an entry below.
+            missing.push(s);
         }
         for s in missing {
-            if let Err(e) = self.insert(s, to) {
+            if let Err(e) = self.place(s, to) {
                 // The key may be in no run the index names: until it is rebuilt, it names
                 // every run.
                 self.stale = true;
@@ -321,7 +387,12 @@ impl RunIndex {
                 return Err(e);
             }
         }
-        self.level.remove_payloads(|p| from[p as usize] && p != to);
+        self.level.remove_payloads(|p| from_mask >> p & 1 == 1);
+        self.unstash(from_mask);
+        if let Err(e) = self.restore_stash() {
+            self.stale = true;
+            return Err(e);
+        }
         for &r in merged {
             if let Some(id) = self.id_of(r)
                 && id != to
@@ -336,6 +407,8 @@ impl RunIndex {
     }
 
     /// Drops a run: its entries are swept out. `false` if the index does not describe it.
+    /// (Should a stashed key's level entries all be of the dropped run, one of its other runs
+    /// moves from the stash to the level; were that to fail, the index would be stale.)
     ///
     /// ```
     /// use cuckoo_sst::{Config, KeyHash, RunIndex};
@@ -350,6 +423,12 @@ impl RunIndex {
             return false;
         };
         self.level.remove_payloads(|p| p == id);
+        self.unstash(1 << id);
+        if self.restore_stash().is_err() {
+            // A key of the stash could not be given its level entry back: the index no longer
+            // knows where it is (never seen: the level has just lost entries).
+            self.stale = true;
+        }
         self.ids[id as usize] = None;
         self.live &= !(1 << id);
         self.order.retain(|&r| r != run);
@@ -384,7 +463,7 @@ impl RunIndex {
         let found = if self.stale {
             u64::MAX
         } else {
-            self.level.payloads_of(hash::seeded(h, self.seed))
+            self.found(hash::seeded(h, self.seed))
         };
         let mask = found & self.live;
         Runs {
@@ -422,9 +501,64 @@ impl RunIndex {
             })
     }
 
-    /// Whether an entry with payload `id` answers for the key.
-    fn has_entry(&self, s: u64, id: u32) -> bool {
-        self.level.payloads_of(s) >> id & 1 == 1
+    /// The ids that may hold the key with seeded hash `s`: its level entries', and when the
+    /// level answers for it, its stash record's.
+    #[inline]
+    fn found(&self, s: u64) -> u64 {
+        let found = self.level.payloads_of(s);
+        if found == 0 || self.stash.is_empty() {
+            found
+        } else {
+            found | self.stash.get(&s).copied().unwrap_or(0)
+        }
+    }
+
+    /// Clears the ids of `mask` from every stash record, removing the records left empty.
+    fn unstash(&mut self, mask: u64) {
+        if !self.stash.is_empty() {
+            self.stash.retain(|_, ids| {
+                *ids &= !mask;
+                *ids != 0
+            });
+        }
+    }
+
+    /// After entries were swept out: a stashed key whose level entries were all swept gets one
+    /// of its stash runs back as a level entry, so that lookups, which ask the stash only when
+    /// the level answers, still find it.
+    fn restore_stash(&mut self) -> Result<()> {
+        let lost: Vec<u64> = self
+            .stash
+            .keys()
+            .copied()
+            .filter(|&s| self.level.payloads_of(s) == 0)
+            .collect();
+        for s in lost {
+            let ids = self.stash[&s];
+            let id = ids.trailing_zeros();
+            self.insert(s, id)?;
+            if ids & (ids - 1) == 0 {
+                self.stash.remove(&s);
+            } else {
+                self.stash.insert(s, ids & (ids - 1));
+            }
+        }
+        Ok(())
+    }
+
+    /// Gives the key with seeded hash `s` the run `id`: nothing when an entry of the run
+    /// answers for it already (the key listed twice, or a key sharing its entry); its stash
+    /// record when the level holds [`LEVEL_RUNS_PER_KEY`] runs for it; else a level entry.
+    fn place(&mut self, s: u64, id: u32) -> Result<()> {
+        let found = self.found(s);
+        if found >> id & 1 == 1 {
+            return Ok(());
+        }
+        if found.count_ones() >= LEVEL_RUNS_PER_KEY {
+            *self.stash.entry(s).or_insert(0) |= 1 << id;
+            return Ok(());
+        }
+        self.insert(s, id)
     }
 
     /// Inserts the entries (payload `id`) of a run's keys, as a flush does, breadth-first as
@@ -446,6 +580,12 @@ impl RunIndex {
                 self.level.prefetch_seeded(hash::seeded(ahead, seed));
             }
             let s = hash::seeded(h, seed);
+            if self.level.payloads_of(s) != 0 {
+                // The key is in the level already (an older run's, or listed twice here), or
+                // shares an entry's bits: `place` decides (nothing, the stash, or an entry).
+                self.place(s, id)?;
+                continue;
+            }
             match self.level.insert_payload_within(s, id, self.max_kicks) {
                 // An equal entry (same run) answers for the key already.
                 Ok(()) | Err(Refused::Copies) => {}
@@ -553,6 +693,64 @@ mod tests {
         }
     }
 
+    /// Hashes of `n` distinct keys that share one bucket pair however far the level grows
+    /// within its doubling, and the bits a split parts keys by, but not their entries (they
+    /// differ in continuation bits the entries keep): only `2b` of them fit, and no split makes
+    /// room for a ninth.
+    fn crowding(index: &RunIndex, n: u64) -> Vec<KeyHash> {
+        let split = index.level.geometry().split();
+        let k = split.k;
+        assert!(
+            split.s + 256 < (1 << k) - 1,
+            "the pair's bucket is split too soon"
+        );
+        (0..n)
+            .map(|j| {
+                let s = 3u64 << 59 | j << (k + 3) | ((1 << k) - 1);
+                KeyHash::from_u64(crate::hash::fmix64_inverse(s) ^ index.seed)
+            })
+            .collect()
+    }
+
+    /// A compaction that fails part-way (`Full`: the engine's list names keys no merged run
+    /// holds, more of them than their crowded pair takes) while the index describes `MAX_RUNS`
+    /// runs, so that `into` took the first merged run's id: the index is stale and answers
+    /// every run it describes, of which there are at most `MAX_RUNS` with distinct ids, and its
+    /// file reads back. (The fuzz target found it on 2026-11-28: the index described 65 runs,
+    /// two with one id, and its lookups left the first merged run out — a false negative.)
+    #[test]
+    fn a_compaction_failing_with_every_id_in_use_leaves_a_stale_index_that_answers_every_run() {
+        let mut index = RunIndex::new(Config::new(8_000).seed(2)).unwrap();
+        let mut model: Vec<(u64, Vec<KeyHash>)> = Vec::new();
+        for run in 0..MAX_RUNS as u64 {
+            let keys: Vec<KeyHash> = (run * 30..run * 30 + 30).map(h).collect();
+            index.add_run(run, &keys).unwrap();
+            model.push((run, keys));
+        }
+        let mut kept: Vec<KeyHash> = model[40].1.iter().chain(&model[41].1).copied().collect();
+        kept.extend(crowding(&index, 20));
+        assert!(matches!(
+            index.compact(&[40, 41], 100, &kept),
+            Err(Error::Full)
+        ));
+        assert!(index.is_stale());
+        let runs = index.runs().to_vec();
+        assert!(runs.len() <= MAX_RUNS, "{} runs", runs.len());
+        for (run, keys) in &model {
+            assert!(runs.contains(run), "run {run} no longer described");
+            for &k in keys {
+                assert_eq!(index.runs_for_hash(k).collect::<Vec<_>>(), runs);
+            }
+        }
+        let bytes = index.to_bytes();
+        let back = RunIndex::from_bytes(&bytes).unwrap();
+        let mapped = crate::MappedRunIndex::from_shared(bytes.into()).unwrap();
+        assert!(back.is_stale() && mapped.is_stale());
+        assert_eq!((back.runs(), mapped.runs()), (&runs[..], &runs[..]));
+        assert_eq!(back.runs_for_hash(h(7)).collect::<Vec<_>>(), runs);
+        assert_eq!(mapped.runs_for_hash(h(7)).collect::<Vec<_>>(), runs);
+    }
+
     /// Flushes, compactions (keeping most keys, dropping some), drops and lookups against an
     /// exact model: every key of every live run is answered with its run, newest first; the
     /// index's runs are the model's.
@@ -564,6 +762,7 @@ mod tests {
         let mut order: Vec<u64> = Vec::new();
         let mut rng = SplitMix64::new(9);
         let (mut next_run, mut next_key) = (0u64, 0u64);
+        let mut stashed = false;
         for step in 0..300 {
             match rng.below(10) {
                 0..6 => {
@@ -576,6 +775,10 @@ mod tests {
                         if !old.is_empty() {
                             keys.push(old[rng.below(old.len() as u64) as usize]);
                         }
+                    }
+                    // Hot keys, in most runs: their runs past two go to the stash.
+                    for _ in 0..rng.below(8) {
+                        keys.push((1 << 50) + rng.below(12));
                     }
                     keys.sort_unstable();
                     keys.dedup();
@@ -614,6 +817,19 @@ mod tests {
                 _ => {}
             }
             assert_eq!(index.runs(), &order[..], "step {step}");
+            stashed |= index.stashed_keys() > 0;
+            if step % 50 == 0 {
+                // The file reads back as the same index, mapped too.
+                let bytes = index.to_bytes();
+                assert_eq!(RunIndex::from_bytes(&bytes).unwrap().to_bytes(), bytes);
+                let mapped = crate::MappedRunIndex::from_shared(bytes.into()).unwrap();
+                for k in (0..next_key).chain((1 << 50)..(1 << 50) + 12) {
+                    assert!(
+                        mapped.runs_for_hash(h(k)).eq(index.runs_for_hash(h(k))),
+                        "step {step}: key {k}"
+                    );
+                }
+            }
             // What compactions dropped and drops removed is swept out: no more entries than
             // the model's (keys sharing an entry make fewer).
             let entries: usize = model.values().map(Vec::len).sum();
@@ -638,6 +854,7 @@ mod tests {
                 }
             }
         }
+        assert!(stashed, "no hot key reached the stash");
         // Absent keys get a run at most at about the bound.
         let absent = (0..20_000u64)
             .filter(|&i| !index.runs_for_hash(h(i + (1 << 40))).is_empty())

@@ -720,10 +720,9 @@ int cksst_run_index_from_bytes(const uint8_t *bytes_ptr, size_t len, cksst_run_i
 // of `lens[i]` bytes, as [`cksst_compact_build_into`] takes them. `run` is the engine's id of
 // the run (any value). `CKSST_ERR_INVALID_ARGUMENT` if `run` is already described or the index
 // describes [`CKSST_RUN_INDEX_MAX_RUNS`] runs (compact or drop first); `CKSST_ERR_FULL` or
-// `CKSST_ERR_OUT_OF_MEMORY` if the index cannot grow for them. `CKSST_ERR_FULL` also where a
-// key of the run is already in as many runs as its two buckets hold (8 at most, fewer where
-// other keys share them: a key's entries all live in its two buckets) — compact the runs that
-// hold it first. After any error no key of the run is in the index and it is not described
+// `CKSST_ERR_OUT_OF_MEMORY` if the index cannot grow for them. A key may be in every run (its
+// runs past two go to its stash record), and a key listed several times is taken once. After
+// any error no key of the run is in the index and it is not described
 // (so [`cksst_run_index_describes`] no longer matches the engine's runs, which then reads
 // through its per-run filters): every run added before answers as before.
 //

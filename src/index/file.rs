@@ -32,6 +32,8 @@ pub(crate) const VERSION: u32 = 1;
 const HEADER_LEN: usize = 128;
 /// FORMAT.md §12.2: bytes of one run record.
 const RECORD_LEN: usize = 16;
+/// FORMAT.md §12.3: bytes of one stash record.
+const STASH_RECORD_LEN: usize = 16;
 /// FORMAT.md §12.1: `flags` bit 0, the index is stale.
 const FLAG_STALE: u32 = 1;
 /// FORMAT.md §12.1: the bytes of the header `header_crc` covers.
@@ -47,6 +49,29 @@ fn digest(runs: &[u64]) -> u64 {
 /// Bytes of the run table of `runs` runs, padded to a cache line.
 const fn run_table_len(runs: usize) -> usize {
     (RECORD_LEN * runs).next_multiple_of(64)
+}
+
+/// Bytes of the stash table of `records` records, padded to a cache line (`None` past
+/// `usize`).
+fn stash_table_len(records: u64) -> Option<usize> {
+    let len = records.checked_mul(STASH_RECORD_LEN as u64)?;
+    usize::try_from(len.checked_next_multiple_of(64)?).ok()
+}
+
+/// The ids of the stash record for seeded hash `h` among `records` (the stash table's records,
+/// sorted by hash: FORMAT.md §12.3), by binary search in place; 0 when there is none.
+fn stash_ids(records: &[u8], h: u64) -> u64 {
+    let (mut lo, mut hi) = (0, records.len() / STASH_RECORD_LEN);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        let at = mid * STASH_RECORD_LEN;
+        match u64_at(records, at).cmp(&h) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return u64_at(records, at + 8),
+        }
+    }
+    0
 }
 
 fn u32_at(b: &[u8; HEADER_LEN], at: usize) -> u32 {
@@ -86,6 +111,10 @@ struct Parsed {
     order: Vec<u64>,
     order_ids: Vec<u32>,
     digest: u64,
+    /// The stash records' bytes in the file (FORMAT.md §12.3), padding left out.
+    stash: std::ops::Range<usize>,
+    /// The runs the stash records name, one per bit.
+    stashed: u64,
     /// The level's lookup state, derived once at open.
     lookup: crate::hash::stretch::Lookup,
 }
@@ -104,9 +133,9 @@ impl Parsed {
     }
 }
 
-/// FORMAT.md §12.4 steps 1–6: header, lengths, run table and checksum table; reads
-/// `128 + 16·R + 4·C` bytes (padded), whatever the bucket region's size, and allocates
-/// nothing in proportion to any field.
+/// FORMAT.md §12.4 steps 1–6: header, lengths, run table, stash table and checksum table;
+/// reads `128 + 16·R + 16·S + 4·C` bytes (padded), whatever the bucket region's size, and
+/// allocates nothing in proportion to any field but the run table's (at most 64 records).
 fn parse(bytes: &[u8]) -> Result<Parsed> {
     // Step 1: magic and length.
     if let Some(magic) = bytes.get(..MAGIC.len())
@@ -163,7 +192,7 @@ fn parse(bytes: &[u8]) -> Result<Parsed> {
             format!("unknown hash scheme {hash}"),
         ));
     }
-    if h[70..72] != [0; 2] || h[116..124] != [0; 8] {
+    if h[70..72] != [0; 2] {
         return Err(Error::corrupt(
             "reserved",
             "reserved header bytes are not zero",
@@ -243,19 +272,24 @@ fn parse(bytes: &[u8]) -> Result<Parsed> {
         ));
     }
     let runs_len = run_table_len(run_count as usize);
-    let table = HEADER_LEN + runs_len;
-    let region_start = table + checksum_table_len(chunks);
+    let stash_count = u32_at(&h, 116);
+    let stash_at = HEADER_LEN + runs_len;
     let file_len = u64_at(&h, 16);
-    let expected = (region_start as u64).checked_add(region_len as u64);
-    if expected != Some(file_len) {
+    let lengths = stash_table_len(u64::from(stash_count)).and_then(|stash_len| {
+        let table = stash_at.checked_add(stash_len)?;
+        let region_start = table.checked_add(checksum_table_len(chunks))?;
+        Some((table, region_start))
+    });
+    let expected = lengths.and_then(|(_, start)| (start as u64).checked_add(region_len as u64));
+    let Some((table, region_start)) = lengths.filter(|_| expected == Some(file_len)) else {
         return Err(Error::corrupt(
             "file_len",
             format!(
-                "{file_len}, but the header, run table, checksum table and buckets take {}",
-                region_start as u128 + region_len as u128
+                "{file_len}, but the header, run table, {stash_count} stash records, checksum \
+                 table and buckets take more or less"
             ),
         ));
-    }
+    };
     let actual = bytes.len() as u64;
     if actual < file_len {
         return Err(Error::Truncated {
@@ -294,7 +328,7 @@ fn parse(bytes: &[u8]) -> Result<Parsed> {
         ));
     }
     // Step 5: the run table.
-    let runs = &bytes[HEADER_LEN..table];
+    let runs = &bytes[HEADER_LEN..stash_at];
     check_crc("run table", u32_at(&h, 112), runs)?;
     let mut order = Vec::with_capacity(run_count as usize);
     let mut order_ids = Vec::with_capacity(run_count as usize);
@@ -341,6 +375,35 @@ fn parse(bytes: &[u8]) -> Result<Parsed> {
             format!("{stored_digest:#x}, but the run table's runs give {digest:#x}"),
         ));
     }
+    // Step 5, the stash table: sorted by hash, each record naming runs of the run table.
+    let stash = &bytes[stash_at..table];
+    check_crc("stash table", u32_at(&h, 120), stash)?;
+    let records = stash_count as usize * STASH_RECORD_LEN;
+    if stash[records..].iter().any(|&b| b != 0) {
+        return Err(Error::corrupt(
+            "stash table",
+            "the padding after the last record is not zero",
+        ));
+    }
+    let mut last = None;
+    let mut stashed = 0u64;
+    for (k, record) in stash[..records].chunks_exact(STASH_RECORD_LEN).enumerate() {
+        let (key, ids) = (u64_at(record, 0), u64_at(record, 8));
+        if last.is_some_and(|l| l >= key) {
+            return Err(Error::corrupt(
+                "stash table",
+                format!("record {k}: hashes are not in increasing order"),
+            ));
+        }
+        if ids == 0 || ids & !seen != 0 {
+            return Err(Error::corrupt(
+                "stash table",
+                format!("record {k}: ids {ids:#x} are none, or name no run of the run table"),
+            ));
+        }
+        last = Some(key);
+        stashed += u64::from(ids.count_ones());
+    }
     // Step 6: the checksum table.
     let checksums = &bytes[table..region_start];
     check_crc("checksum table", u32_at(&h, 108), checksums)?;
@@ -385,6 +448,8 @@ fn parse(bytes: &[u8]) -> Result<Parsed> {
         order,
         order_ids,
         digest,
+        stash: stash_at..stash_at + records,
+        stashed,
     })
 }
 
@@ -482,6 +547,10 @@ impl RunIndex {
         for (&run, &id) in p.order.iter().zip(&p.order_ids) {
             ids[id as usize] = Some(run);
         }
+        let stash = bytes[p.stash.clone()]
+            .chunks_exact(STASH_RECORD_LEN)
+            .map(|r| (u64_at(r, 0), u64_at(r, 8)))
+            .collect();
         Ok(RunIndex {
             level,
             ids,
@@ -491,6 +560,7 @@ impl RunIndex {
             max_kicks: p.meta.max_kicks,
             order: p.order,
             order_ids: p.order_ids,
+            stash,
         })
     }
 
@@ -551,14 +621,17 @@ impl RunIndex {
         digest(runs)
     }
 
-    /// Header, run table and checksum table (FORMAT.md §12.1–§12.2); the buckets follow.
+    /// Header, run table, stash table and checksum table (FORMAT.md §12.1–§12.3); the
+    /// buckets follow.
     fn head(&self) -> Vec<u8> {
         let geo = self.level.geometry();
         let table = self.level.table();
         let counts = self.level.counts();
         let runs = self.order.len();
         let chunks = chunks_in(table.len(), CHUNK_SHIFT);
-        let checksums_at = HEADER_LEN + run_table_len(runs);
+        let stash_at = HEADER_LEN + run_table_len(runs);
+        let stash_len = (STASH_RECORD_LEN * self.stash.len()).next_multiple_of(64);
+        let checksums_at = stash_at + stash_len;
         let region_start = checksums_at + checksum_table_len(chunks);
         let mut out = vec![0u8; region_start];
         for (k, (&run, &id)) in self.order.iter().zip(&self.order_ids).enumerate() {
@@ -566,13 +639,20 @@ impl RunIndex {
             out[at..at + 8].copy_from_slice(&run.to_le_bytes());
             out[at + 8] = id as u8;
         }
+        // BTreeMap order: increasing hashes, as §12.3 has them.
+        for (k, (&s, &ids)) in self.stash.iter().enumerate() {
+            let at = stash_at + STASH_RECORD_LEN * k;
+            out[at..at + 8].copy_from_slice(&s.to_le_bytes());
+            out[at + 8..at + 16].copy_from_slice(&ids.to_le_bytes());
+        }
         let z = 1usize << CHUNK_SHIFT;
         for (j, chunk) in table.chunks(z).enumerate() {
             let crc = format::chunk_crc((region_start + j * z) as u64, chunk);
             let at = checksums_at + 4 * j;
             out[at..at + 4].copy_from_slice(&crc.to_le_bytes());
         }
-        let runs_crc = crc32fast::hash(&out[HEADER_LEN..checksums_at]);
+        let runs_crc = crc32fast::hash(&out[HEADER_LEN..stash_at]);
+        let stash_crc = crc32fast::hash(&out[stash_at..checksums_at]);
         let checksums_crc = crc32fast::hash(&out[checksums_at..region_start]);
         let slots = geo.stretch_slots();
         let h = &mut out[..HEADER_LEN];
@@ -606,6 +686,8 @@ impl RunIndex {
         put(104, &(chunks as u32).to_le_bytes());
         put(108, &checksums_crc.to_le_bytes());
         put(112, &runs_crc.to_le_bytes());
+        put(116, &(self.stash.len() as u32).to_le_bytes());
+        put(120, &stash_crc.to_le_bytes());
         let crc = crc32fast::hash(&out[..HEADER_CRC_OFFSET]);
         out[HEADER_CRC_OFFSET..HEADER_LEN].copy_from_slice(&crc.to_le_bytes());
         out
@@ -786,7 +868,8 @@ impl MappedRunIndex {
         self.parsed.stale
     }
 
-    /// Entries in the index, from the header.
+    /// Entries in the index, from the header and the stash table (one per run a stash record
+    /// names), as [`RunIndex::len`] counts them.
     ///
     /// ```
     /// use cuckoo_sst::{Config, KeyHash, MappedRunIndex, RunIndex};
@@ -796,7 +879,12 @@ impl MappedRunIndex {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn len(&self) -> usize {
-        crate::view::saturating_usize(self.parsed.counts.entries)
+        crate::view::saturating_usize(
+            self.parsed
+                .counts
+                .entries
+                .saturating_add(self.parsed.stashed),
+        )
     }
 
     /// Whether the index holds no entry.
@@ -872,7 +960,13 @@ impl MappedRunIndex {
         let found = if unknown {
             u64::MAX
         } else {
-            crate::stretch::payloads_in(&p.geo, &p.lookup, self.region(), seeded)
+            let found = crate::stretch::payloads_in(&p.geo, &p.lookup, self.region(), seeded);
+            if found == 0 || p.stash.is_empty() {
+                found
+            } else {
+                // The stash is asked only where the level answers (FORMAT.md §12.3).
+                found | stash_ids(&self.bytes.as_slice()[p.stash.clone()], seeded)
+            }
         };
         let mask = found & self.live;
         Runs {
@@ -1013,6 +1107,46 @@ mod tests {
         );
         assert!(index.runs_for(b"date").is_empty());
         assert_eq!(RunIndex::runs_digest_of(&[9, 7]), 0x13EE_2D35_3CBA_1F9D);
+    }
+
+    /// FORMAT.md §12.2's stash example: `hot` flushed in runs 1, 2 and 3 of
+    /// `RunIndex::new(Config::new(8).seed(0))`: its bucket entries name runs 1 and 2 (ids 0
+    /// and 1), and the stash record at offset 192 names run 3 (id 2).
+    #[test]
+    fn the_stash_example_checks_out() {
+        let mut index = RunIndex::new(Config::new(8).seed(0)).unwrap();
+        for run in 1..=3 {
+            index.add_run(run, &[KeyHash::of(b"hot")]).unwrap();
+        }
+        let bytes = index.to_bytes();
+        let h = hash::seeded(KeyHash::of(b"hot"), 0);
+        assert_eq!(h, 0x7A08_5C04_3194_DBF6, "{h:#018X}");
+        assert_eq!(u32_at(bytes[..HEADER_LEN].try_into().unwrap(), 116), 1);
+        assert_eq!(
+            u32_at(bytes[..HEADER_LEN].try_into().unwrap(), 120),
+            crc32fast::hash(&bytes[192..256])
+        );
+        assert_eq!(&bytes[192..200], &h.to_le_bytes());
+        assert_eq!(u64_at(&bytes, 200), 0b100);
+        assert!(bytes[208..256].iter().all(|&b| b == 0));
+        assert_eq!(index.runs_for(b"hot").collect::<Vec<_>>(), [3, 2, 1]);
+        assert_eq!(index.len(), 3);
+        let m = MappedRunIndex::from_shared(bytes.clone().into()).unwrap();
+        assert_eq!(m.runs_for(b"hot").collect::<Vec<_>>(), [3, 2, 1]);
+        // A record out of order, naming no run, or with no id is refused (re-signed).
+        for (at, value) in [(200, 0u64), (200, 1 << 5)] {
+            let mut bad = bytes.clone();
+            bad[at..at + 8].copy_from_slice(&value.to_le_bytes());
+            let crc = crc32fast::hash(&bad[192..256]);
+            bad[120..124].copy_from_slice(&crc.to_le_bytes());
+            let crc = crc32fast::hash(&bad[..HEADER_CRC_OFFSET]);
+            bad[HEADER_CRC_OFFSET..HEADER_LEN].copy_from_slice(&crc.to_le_bytes());
+            assert!(
+                matches!(RunIndex::from_bytes(&bad), Err(Error::Corrupt { .. })),
+                "{value:#x}"
+            );
+            assert!(MappedRunIndex::from_shared(bad.into()).is_err());
+        }
     }
 
     /// A stale index (a compaction failed part-way) is written with the flag, and read back

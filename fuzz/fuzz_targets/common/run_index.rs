@@ -11,11 +11,10 @@
 //! `drop_run` answers `false` for a run it does not describe. `Full` is not documented for
 //! either; the target allows it, with nothing of a refused flush's run left, only where the
 //! index is known to give up: a flush at a small relocation budget (below [`FEW_KICKS`], as
-//! `Config::max_kicks` documents), or one while some key is in [`HOT`] runs or more (the limit
-//! this target found, `tests/run_index_limits.rs`: one key's entries all live in its two
-//! buckets, [`PAIR`] slots, and no split parts them), or once a flush listed a key twice (each
-//! copy takes a slot, as if the key were in another run: also found by this target); a
-//! compaction only where it must insert (kept keys that no merged run holds, or any in an
+//! `Config::max_kicks` documents) or into a stale index; hot keys, in any number of runs, and
+//! keys listed several times in one flush never make a flush fail (a key's runs past two go to
+//! its stash record; a repeat is taken once — until 2026-11-28 both did, found by this target);
+//! a mpaction only where it must insert (kept keys that no merged run holds, or any in an
 //! index already stale). After a failed
 //! compaction the index is stale and the model keeps the merged runs beside `into` (or alone,
 //! when every id was in use), as `compact` documents.
@@ -31,10 +30,6 @@ use super::Input;
 use cuckoo_sst::{Config, Error, KeyHash, MAX_RUNS, MappedRunIndex, RunIndex, Runs};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
-
-/// Slots in a key's two buckets (the index's buckets hold 4): no more than this many runs can
-/// have an entry for one key.
-pub const PAIR: usize = 8;
 
 /// Operations per input: enough to describe [`MAX_RUNS`] runs and compact them.
 const MAX_OPS: usize = 400;
@@ -71,15 +66,14 @@ pub struct Reached {
     pub round_trips: usize,
     /// Refusals the API documents (a run described twice, past `MAX_RUNS`, bad merges).
     pub refused: usize,
-    /// A flush refused with `Full` because a key's pair was saturated.
-    pub full_saturated: bool,
-    /// A flush refused with `Full` at a large relocation budget, no pair saturated, keys hot.
-    pub full_hot: bool,
-    /// A flush refused with `Full` at a small relocation budget, no key hot (keys listed
-    /// twice maybe).
+    /// A flush refused with `Full` at a small relocation budget.
     pub full_few_kicks: bool,
-    /// A flush refused with `Full` at a large budget, no key hot, after keys listed twice.
-    pub full_listed_twice: bool,
+    /// A key had runs in the stash (more than two runs).
+    pub stashed: bool,
+    /// A key was in a full pair's worth of runs (8) or more, all taken.
+    pub key_in_eight_runs: bool,
+    /// A flush listed a key more than once and was taken.
+    pub listed_twice: bool,
     /// The index described `MAX_RUNS` runs.
     pub max_runs: bool,
     /// A compaction with every id in use (`into` takes the first merged run's id).
@@ -119,30 +113,24 @@ struct Model {
     /// A compaction failed part-way: the index answers every run.
     stale: bool,
     steps: usize,
-    /// A flush listed a key's hash more than once: each copy takes a slot of the key's pair,
-    /// as a hot key's entries do (reported with this target).
-    duplicates: bool,
     /// The relocation budget: below [`FEW_KICKS`], an insert may give up (`Full`, as
     /// `Config::max_kicks` documents) where its buckets and their neighbours are full.
     kicks: u32,
 }
 
-/// Budgets from which a flush must place its keys while no key is hot.
+/// Budgets from which a flush must place its keys.
 const FEW_KICKS: u32 = 50;
 
-/// Runs one key is in from which a flush may fail (see [`flush`]): half a pair.
-pub const HOT: usize = PAIR / 2;
-
 impl Model {
-    /// The most runs one key is in.
+    /// The most runs one key is in (a numbered key: fresh keys are flushed once).
     fn hottest(&self) -> usize {
-        let mut runs: HashMap<u32, usize> = HashMap::new();
+        let mut runs = [0usize; NUMBERED as usize];
         for keys in self.keys.values() {
-            for &k in keys {
-                *runs.entry(k).or_default() += 1;
+            for &k in keys.range(..NUMBERED) {
+                runs[k as usize] += 1;
             }
         }
-        runs.into_values().max().unwrap_or(0)
+        runs.into_iter().max().unwrap_or(0)
     }
 
     /// The merged runs of a compaction replaced by `into`, at the newest one's place.
@@ -318,10 +306,10 @@ pub fn run_reached(data: &[u8]) -> Reached {
         check(&model, index.runs(), &lookup_owned(&index), false);
         assert_eq!(index.is_stale(), model.stale);
         if model.order.is_empty() {
-            // Every id's entries swept out. (With runs, entries may outnumber the model's:
-            // a split copies an entry that has no continuation bit left into both halves, a
-            // key listed twice in a flush may take two slots, and a compaction with every id
-            // in use leaves the dropped keys of its first run under `into`'s id.)
+            // Every id's entries swept out, the stash's too. (With runs, entries may
+            // outnumber the model's: a split copies an entry that has no continuation bit
+            // left into both halves, and a compaction with every id in use leaves the dropped
+            // keys of its first run under `into`'s id.)
             assert_eq!(index.len(), 0, "entries left with no run");
         }
     }
@@ -376,7 +364,7 @@ fn flush(
     match index.add_run(run, &hashes) {
         Ok(()) => {
             assert!(!described, "run {run} added twice");
-            model.duplicates |= listed_twice;
+            reached.listed_twice |= listed_twice;
             assert!(model.order.len() < MAX_RUNS, "more than MAX_RUNS runs");
             model.order.insert(0, run);
             model.keys.insert(run, keys.into_iter().collect());
@@ -386,6 +374,8 @@ fn flush(
             }
             reached.flushes += 1;
             reached.max_runs |= model.order.len() == MAX_RUNS;
+            reached.stashed |= index.stashed_keys() > 0;
+            reached.key_in_eight_runs |= model.hottest() >= 8;
         }
         Err(Error::InvalidConfig { .. }) => {
             assert!(
@@ -402,39 +392,19 @@ fn flush(
         }
         Err(Error::Full) => {
             assert!(!described && model.order.len() < MAX_RUNS);
-            // The most runs that answer for one of the run's keys (as before the flush: its
-            // entries are swept out, and the splits it made keep every answer): at PAIR, the
-            // key's two buckets are full of entries answering for it.
-            let saturated = keys
-                .iter()
-                .map(|&k| index.runs_for_hash(h(k)).count())
-                .max()
-                .unwrap_or(0)
-                >= PAIR;
-            // Whether some key is in HOT runs or more (the model's count, which the failed
-            // flush left as it was): its entries crowd its two buckets, and with other such
-            // keys may close a cluster of buckets.
-            let hot = model.hottest() >= HOT;
             // Allowed where the relocation budget is small (`Config::max_kicks` documents
-            // `Full`), and, documented nowhere yet (the limit reported with this target), where
-            // a key of the run is in PAIR runs (its pair is full of entries answering for it)
-            // or keys are hot (in HOT runs or more: their entries, which splits never part,
-            // may close a cluster of buckets the splits do not reach in time), or where a flush
-            // listed a key twice (each copy takes a slot, as a hot key's entries do); or where the
-            // index is stale and its lookups cannot show it. Nothing of the run stays: the
-            // checks after the operation find the model's runs, the run not among them.
-            let duplicates = listed_twice || model.duplicates;
+            // `Full`), or where the index is stale and its lookups cannot show what it holds.
+            // Not for hot keys nor keys listed twice. Nothing of the run stays: the checks
+            // after the operation find the model's runs, the run not among them.
             assert!(
-                saturated || hot || duplicates || model.stale || model.kicks < FEW_KICKS,
-                "add_run({run}) of {} keys: Full at {} kicks, no key in {HOT} runs",
+                model.stale || model.kicks < FEW_KICKS,
+                "add_run({run}) of {} keys (hottest in {} runs, listed twice: {listed_twice}): \
+                 Full at {} kicks",
                 keys.len(),
+                model.hottest(),
                 model.kicks
             );
-            reached.full_saturated |= saturated;
-            reached.full_hot |= hot && !saturated && model.kicks >= FEW_KICKS;
-            reached.full_few_kicks |= model.kicks < FEW_KICKS && !saturated && !hot;
-            reached.full_listed_twice |=
-                duplicates && !saturated && !hot && model.kicks >= FEW_KICKS;
+            reached.full_few_kicks |= model.kicks < FEW_KICKS;
             if run == model.next_run {
                 model.next_run += 1;
             }
