@@ -12,10 +12,12 @@
 //!
 //! Modes: `absent` / `present` build the index, then ask it LOOKUPS keys (absent: keys in no
 //! run; present: keys of the runs, spread over them) with `runs_for(key).next()`, an engine's
-//! first run to read; `flush` builds only; `time` builds 16 runs of N keys, timing each flush,
-//! then times 2^20 absent and present lookups against one `sbbf-rs-safe` filter per run
-//! asked newest first (medians of 5 interleaved rounds). Keys are 16 bytes, hashed once per
-//! lookup (XXH3-64), at `Config`'s default 1 %. The index is sized for one run and grows.
+//! first run to read; `flush` builds only; `time` builds R runs of N keys (default 16), timing
+//! each flush, then times 2^20 absent and present lookups against one `sbbf-rs-safe` filter
+//! per run asked newest first (medians of 5 interleaved rounds), and the same keys through
+//! `runs_for_batch_keys` (the batch, its buckets asked for 16 keys ahead). Keys are 16 bytes,
+//! hashed once per lookup (XXH3-64), at `Config`'s default 1 %. The index is sized for one run
+//! and grows.
 
 use cuckoo_sst::{Config, KeyHash, RunIndex};
 use std::hint::black_box;
@@ -126,23 +128,40 @@ fn main() {
                 black_box(f());
                 lookups as f64 / t.elapsed().as_secs_f64() / 1e6
             };
+            // The same keys for the batch (runs_for_batch_keys), laid out before timing.
+            let absent_keys: Vec<[u8; 16]> =
+                (0..lookups).map(|i| key(total + (1 << 40) + i)).collect();
+            let present_keys: Vec<[u8; 16]> = (0..lookups)
+                .map(|i| key(i.wrapping_mul(0x9E37_79B9) % total))
+                .collect();
+            let batch = |keys: &[[u8; 16]]| {
+                index
+                    .runs_for_batch_keys(black_box(keys))
+                    .filter_map(|mut runs| runs.next())
+                    .count() as u64
+            };
             // Five rounds, the contenders interleaved; medians.
-            let mut r: [Vec<f64>; 4] = Default::default();
+            let mut r: [Vec<f64>; 6] = Default::default();
             for _ in 0..5 {
                 r[0].push(rate(&|| lookups_absent(&index, total + (1 << 40), lookups)));
                 r[1].push(rate(&|| sbbf(total + (1 << 40), lookups, false)));
                 r[2].push(rate(&|| lookups_present(&index, total, lookups)));
                 r[3].push(rate(&|| sbbf(0, lookups, true)));
+                r[4].push(rate(&|| batch(&absent_keys)));
+                r[5].push(rate(&|| batch(&present_keys)));
             }
-            let [a, sa, p, sp] = r.map(|mut v| {
+            let [a, sa, p, sp, ba, bp] = r.map(|mut v| {
                 v.sort_by(f64::total_cmp);
                 v[2]
             });
             println!(
                 "lookups (M/s, medians of 5): absent {a:.2} (sbbf per table {sa:.2}, x{:.2}), \
-                 present {p:.2} (sbbf {sp:.2}, x{:.2})",
+                 present {p:.2} (sbbf {sp:.2}, x{:.2}); batched: absent {ba:.2} (x{:.2}), \
+                 present {bp:.2} (x{:.2})",
                 a / sa,
-                p / sp
+                p / sp,
+                ba / sa,
+                bp / sp
             );
         }
     }

@@ -17,7 +17,7 @@
 //! the key (so an absent key almost never pays for it).
 //!
 //! Its file is FORMAT.md §12 (`index/file.rs`: `to_bytes`, `save`, `from_bytes`,
-//! [`MappedRunIndex`]); the C ABI comes next.
+//! [`MappedRunIndex`]); its C ABI is `capi`'s `cksst_run_index_*`.
 
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -89,6 +89,100 @@ impl Iterator for Runs<'_> {
         None
     }
 }
+
+/// How many keys ahead a batch lookup ([`RunIndex::runs_for_batch`]) asks for a key's
+/// buckets: as the filters' batches over semi-sorted buckets do.
+pub(crate) const BATCH_AHEAD: usize = 16;
+
+/// What a batch asks: an owned index or a mapped one.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    Owned(&'a RunIndex),
+    Mapped(&'a MappedRunIndex),
+}
+
+impl<'a> Source<'a> {
+    #[inline]
+    fn seeded(self, h: KeyHash) -> u64 {
+        match self {
+            Source::Owned(x) => hash::seeded(h, x.seed),
+            Source::Mapped(m) => m.seeded(h),
+        }
+    }
+
+    #[inline]
+    fn prefetch(self, s: u64) {
+        match self {
+            Source::Owned(x) => {
+                crate::stretch::prefetch_lookup(&x.level.geometry(), x.level.table(), s)
+            }
+            Source::Mapped(m) => m.prefetch(s),
+        }
+    }
+
+    #[inline]
+    fn runs(self, s: u64) -> Runs<'a> {
+        match self {
+            Source::Owned(x) => x.runs_for_seeded(s),
+            Source::Mapped(m) => m.runs_for_seeded(s),
+        }
+    }
+}
+
+/// The iterator of a batch lookup: the seeded hashes of the next [`BATCH_AHEAD`] keys, their
+/// buckets asked for, in a ring.
+struct Batch<'a, F> {
+    src: Source<'a>,
+    len: usize,
+    hash_at: F,
+    at: usize,
+    ring: [u64; BATCH_AHEAD],
+}
+
+impl<'a, F: Fn(usize) -> KeyHash> Batch<'a, F> {
+    fn new(src: Source<'a>, len: usize, hash_at: F) -> Self {
+        let mut ring = [0; BATCH_AHEAD];
+        for (j, slot) in ring.iter_mut().enumerate().take(len) {
+            *slot = src.seeded(hash_at(j));
+            src.prefetch(*slot);
+        }
+        Batch {
+            src,
+            len,
+            hash_at,
+            at: 0,
+            ring,
+        }
+    }
+}
+
+impl<'a, F: Fn(usize) -> KeyHash> Iterator for Batch<'a, F> {
+    type Item = Runs<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Runs<'a>> {
+        if self.at >= self.len {
+            return None;
+        }
+        let slot = self.at % BATCH_AHEAD;
+        let s = self.ring[slot];
+        let ahead = self.at + BATCH_AHEAD;
+        if ahead < self.len {
+            let t = self.src.seeded((self.hash_at)(ahead));
+            self.src.prefetch(t);
+            self.ring[slot] = t;
+        }
+        self.at += 1;
+        Some(self.src.runs(s))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.len - self.at;
+        (left, Some(left))
+    }
+}
+
+impl<F: Fn(usize) -> KeyHash> ExactSizeIterator for Batch<'_, F> {}
 
 /// One cuckoo table mapping each key to the sorted runs that may hold it (see the module
 /// docs): built from runs as they are flushed, updated by compactions and dropped runs.
@@ -460,11 +554,57 @@ impl RunIndex {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn runs_for_hash(&self, h: KeyHash) -> Runs<'_> {
-        let found = if self.stale {
-            u64::MAX
-        } else {
-            self.found(hash::seeded(h, self.seed))
-        };
+        self.runs_for_seeded(hash::seeded(h, self.seed))
+    }
+
+    /// [`runs_for_hash`](Self::runs_for_hash) for many keys, in order: while it answers one
+    /// key it asks the CPU for the buckets of the key 16 places on, so that the
+    /// batch's cache misses overlap instead of adding up (a point read's keys, or a multi-get).
+    /// Allocates nothing.
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, KeyHash, RunIndex};
+    /// let mut index = RunIndex::new(Config::new(100))?;
+    /// index.add_run(1, &[KeyHash::of(b"a")])?;
+    /// index.add_run(2, &[KeyHash::of(b"a"), KeyHash::of(b"b")])?;
+    /// let hashes = [KeyHash::of(b"a"), KeyHash::of(b"b"), KeyHash::of(b"c")];
+    /// let runs: Vec<Vec<u64>> = index.runs_for_batch(&hashes).map(|r| r.collect()).collect();
+    /// assert_eq!(runs[0], [2, 1]);
+    /// assert!(runs[1].contains(&2));
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn runs_for_batch<'a>(
+        &'a self,
+        hashes: &'a [KeyHash],
+    ) -> impl ExactSizeIterator<Item = Runs<'a>> + 'a {
+        Batch::new(Source::Owned(self), hashes.len(), move |i| hashes[i])
+    }
+
+    /// [`runs_for_batch`](Self::runs_for_batch) for keys, each hashed once as the batch asks
+    /// for its buckets.
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, KeyHash, RunIndex};
+    /// let mut index = RunIndex::new(Config::new(100))?;
+    /// index.add_run(1, &[KeyHash::of(b"a")])?;
+    /// let firsts: Vec<Option<u64>> =
+    ///     index.runs_for_batch_keys(&["a", "b"]).map(|mut r| r.next()).collect();
+    /// assert_eq!(firsts[0], Some(1));
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn runs_for_batch_keys<'a, K: AsRef<[u8]>>(
+        &'a self,
+        keys: &'a [K],
+    ) -> impl ExactSizeIterator<Item = Runs<'a>> + 'a {
+        Batch::new(Source::Owned(self), keys.len(), move |i| {
+            KeyHash::of(keys[i].as_ref())
+        })
+    }
+
+    /// [`runs_for_hash`](Self::runs_for_hash) for a seeded hash.
+    #[inline]
+    fn runs_for_seeded(&self, s: u64) -> Runs<'_> {
+        let found = if self.stale { u64::MAX } else { self.found(s) };
         let mask = found & self.live;
         Runs {
             order: &self.order,
@@ -691,6 +831,66 @@ mod tests {
             }
             assert!(index.level.geometry().num_buckets() >= 4 * buckets);
         }
+    }
+
+    /// Batches answer as single lookups do, key by key and in order, owned and mapped, by hash
+    /// and by key: empty, shorter than the ring, its length, one more, and long batches; hot
+    /// keys with stash records among them; a stale index (every run) and a mapped file with a
+    /// damaged chunk (every run for the keys whose buckets lie there).
+    #[test]
+    fn batches_answer_as_single_lookups() {
+        let mut index = RunIndex::new(Config::new(20_000).seed(4)).unwrap();
+        for run in 0..12u64 {
+            let mut keys: Vec<KeyHash> = (run * 3_000..run * 3_000 + 3_000).map(h).collect();
+            keys.extend((0..10).map(|j| h((1 << 40) + j)));
+            index.add_run(run, &keys).unwrap();
+        }
+        assert!(index.stashed_keys() >= 10);
+        let queries: Vec<u64> = (0..40_000u64)
+            .step_by(7)
+            .chain((1 << 40)..(1 << 40) + 10)
+            .chain((1 << 50)..(1 << 50) + 500)
+            .collect();
+        let hashes: Vec<KeyHash> = queries.iter().map(|&k| h(k)).collect();
+        let keys: Vec<[u8; 8]> = queries.iter().map(|k| k.to_le_bytes()).collect();
+        let mut bytes = index.to_bytes();
+        let check = |index: &RunIndex, bytes: &[u8]| {
+            let m = MappedRunIndex::from_shared(bytes.to_vec().into()).unwrap();
+            for n in [
+                0,
+                1,
+                BATCH_AHEAD - 1,
+                BATCH_AHEAD,
+                BATCH_AHEAD + 1,
+                hashes.len(),
+            ] {
+                let owned = index.runs_for_batch(&hashes[..n]);
+                assert_eq!(owned.len(), n);
+                let by_key = index.runs_for_batch_keys(&keys[..n]);
+                let mapped = m.runs_for_batch(&hashes[..n]);
+                let mapped_keys = m.runs_for_batch_keys(&keys[..n]);
+                let all = owned.zip(by_key).zip(mapped.zip(mapped_keys));
+                let mut count = 0;
+                for (i, ((a, b), (c, d))) in all.enumerate() {
+                    let one: Vec<u64> = index.runs_for_hash(hashes[i]).collect();
+                    let one_mapped: Vec<u64> = m.runs_for_hash(hashes[i]).collect();
+                    assert_eq!(a.collect::<Vec<_>>(), one, "key {}", queries[i]);
+                    assert_eq!(b.collect::<Vec<_>>(), one);
+                    assert_eq!(c.collect::<Vec<_>>(), one_mapped);
+                    assert_eq!(d.collect::<Vec<_>>(), one_mapped);
+                    count += 1;
+                }
+                assert_eq!(count, n);
+            }
+        };
+        check(&index, &bytes);
+        // A damaged chunk in the middle of the buckets: the mapped batch answers every run
+        // where single lookups do.
+        let at = bytes.len() - index.level.table().len() / 2;
+        bytes[at] ^= 0x10;
+        check(&index, &bytes);
+        index.stale = true;
+        check(&index, &index.to_bytes());
     }
 
     /// Hashes of `n` distinct keys that share one bucket pair however far the level grows

@@ -201,6 +201,22 @@ fn payloads_with<C: Codec>(
     c.payloads_prefix(region, i1, q1, i2, q2, lookup.payload_shift())
 }
 
+/// Asks the CPU for the lines of the two buckets a lookup of seeded hash `h` reads in `table`
+/// (a stretch level of geometry `geo`): a run index's batch, one key ahead of the lookups.
+#[inline]
+pub(crate) fn prefetch_lookup(geo: &Geometry, table: &[u8], h: u64) {
+    let Some(slots) = geo.stretch_slots() else {
+        return;
+    };
+    let [i1, i2] = stretch::buckets(geo.split(), slots, h);
+    if let Some(r) = Region::new(table, geo) {
+        with_codec!(geo.layout(), c => {
+            c.prefetch(r, i1);
+            c.prefetch(r, i2);
+        });
+    }
+}
+
 /// The lookup state of a level of stretch geometry `geo`.
 pub(crate) fn lookup_of(geo: &Geometry) -> stretch::Lookup {
     match geo.stretch_slots() {

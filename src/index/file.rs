@@ -7,7 +7,7 @@
 //! whose header, run table or checksum table is damaged is refused (the engine falls back to
 //! its per-run filters), and a lookup whose buckets lie in a damaged chunk answers every run.
 
-use super::{ID_BITS, MAX_RUNS, RunIndex, Runs};
+use super::{Batch, ID_BITS, MAX_RUNS, RunIndex, Runs, Source};
 use crate::checks::{Checks, Health};
 use crate::copies::{Copies, CopiesEncoding};
 use crate::error::{Error, Result};
@@ -951,8 +951,64 @@ impl MappedRunIndex {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn runs_for_hash(&self, h: KeyHash) -> Runs<'_> {
+        self.runs_for_seeded(self.seeded(h))
+    }
+
+    /// [`RunIndex::runs_for_batch`] of a mapped index: the runs for many keys, in order, each
+    /// key's buckets asked for 16 keys ahead (their
+    /// chunks are checked as single lookups check them).
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, KeyHash, MappedRunIndex, RunIndex};
+    /// let mut index = RunIndex::new(Config::new(100))?;
+    /// index.add_run(3, &[KeyHash::of(b"a")])?;
+    /// let m = MappedRunIndex::from_shared(index.to_bytes().into())?;
+    /// let hashes = [KeyHash::of(b"a"), KeyHash::of(b"zz")];
+    /// let firsts: Vec<Option<u64>> = m.runs_for_batch(&hashes).map(|mut r| r.next()).collect();
+    /// assert_eq!(firsts[0], Some(3));
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn runs_for_batch<'a>(
+        &'a self,
+        hashes: &'a [KeyHash],
+    ) -> impl ExactSizeIterator<Item = Runs<'a>> + 'a {
+        Batch::new(Source::Mapped(self), hashes.len(), move |i| hashes[i])
+    }
+
+    /// [`runs_for_batch`](Self::runs_for_batch) for keys, each hashed once.
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, KeyHash, MappedRunIndex, RunIndex};
+    /// let mut index = RunIndex::new(Config::new(100))?;
+    /// index.add_run(3, &[KeyHash::of(b"a")])?;
+    /// let m = MappedRunIndex::from_shared(index.to_bytes().into())?;
+    /// assert_eq!(m.runs_for_batch_keys(&["a"]).next().unwrap().next(), Some(3));
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn runs_for_batch_keys<'a, K: AsRef<[u8]>>(
+        &'a self,
+        keys: &'a [K],
+    ) -> impl ExactSizeIterator<Item = Runs<'a>> + 'a {
+        Batch::new(Source::Mapped(self), keys.len(), move |i| {
+            KeyHash::of(keys[i].as_ref())
+        })
+    }
+
+    /// The key's seeded hash in this file.
+    #[inline]
+    pub(super) fn seeded(&self, h: KeyHash) -> u64 {
+        hash::seeded(h, self.parsed.meta.seed)
+    }
+
+    /// Asks for the lines of the buckets a lookup of seeded hash `s` reads.
+    #[inline]
+    pub(super) fn prefetch(&self, s: u64) {
+        crate::stretch::prefetch_lookup(&self.parsed.geo, self.region(), s);
+    }
+
+    /// [`runs_for_hash`](Self::runs_for_hash) for a seeded hash.
+    pub(super) fn runs_for_seeded(&self, seeded: u64) -> Runs<'_> {
         let p = &self.parsed;
-        let seeded = hash::seeded(h, p.meta.seed);
         // Stale, rejected, or a chunk the lookup reads damaged: every run may hold the key.
         let unknown = p.stale
             || self.checks.rejected()
