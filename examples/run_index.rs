@@ -8,16 +8,19 @@
 //!     target/release/examples/run_index absent 16 250000 1000000       # instructions per lookup
 //! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*flush_all*' \
 //!     target/release/examples/run_index flush 16 250000                # instructions per key added
+//! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*compact_half*' \
+//!     target/release/examples/run_index compact 16 250000              # ... per key retargeted
 //! ```
 //!
 //! Modes: `absent` / `present` build the index, then ask it LOOKUPS keys (absent: keys in no
 //! run; present: keys of the runs, spread over them) with `runs_for(key).next()`, an engine's
-//! first run to read; `flush` builds only; `time` builds R runs of N keys (default 16), timing
-//! each flush, then times 2^20 absent and present lookups against one `sbbf-rs-safe` filter
-//! per run asked newest first (medians of 5 interleaved rounds), and the same keys through
-//! `runs_for_batch_keys` (the batch, its buckets asked for 16 keys ahead). Keys are 16 bytes,
-//! hashed once per lookup (XXH3-64), at `Config`'s default 1 %. The index is sized for one run
-//! and grows.
+//! first run to read; `flush` builds only; `compact` builds, then compacts as `time` does;
+//! `time` builds R runs of N keys (default 16), timing each flush, then times 2^20 absent and
+//! present lookups against one `sbbf-rs-safe` filter per run asked newest first (medians of 5
+//! interleaved rounds), and the same keys through `runs_for_batch_keys` (the batch, its
+//! buckets asked for 16 keys ahead), then one compaction of the older half of the runs into
+//! one, every key kept (keys retargeted a second). Keys are 16 bytes, hashed once per lookup
+//! (XXH3-64), at `Config`'s default 1 %. The index is sized for one run and grows.
 
 use cuckoo_sst::{Config, KeyHash, RunIndex};
 use std::hint::black_box;
@@ -68,6 +71,19 @@ fn lookups_present(index: &RunIndex, total: u64, count: u64) -> u64 {
     found
 }
 
+/// A compaction of the older half of the runs into one (id `runs.len()`), every key kept: each
+/// kept key's entry retargeted in place, the merged runs' ids swept. Runs merged, keys kept,
+/// seconds.
+#[inline(never)]
+fn compact_half(index: &mut RunIndex, runs: &[Vec<KeyHash>]) -> (usize, usize, f64) {
+    let half = runs.len() / 2;
+    let merged: Vec<u64> = (0..half as u64).collect();
+    let kept: Vec<KeyHash> = runs[..half].concat();
+    let t = Instant::now();
+    index.compact(&merged, runs.len() as u64, &kept).unwrap();
+    (half, kept.len(), t.elapsed().as_secs_f64())
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).map_or("time", String::as_str);
@@ -82,6 +98,10 @@ fn main() {
     let bits = index.size_in_bytes() as f64 * 8.0 / index.len() as f64;
     match mode {
         "flush" => println!("{} entries, {bits:.2} bits each", index.len()),
+        "compact" => {
+            let (runs, keys, secs) = compact_half(&mut index, &hashes);
+            println!("{runs} runs, {keys} keys kept, {secs:.3} s");
+        }
         "absent" => println!("{}", lookups_absent(&index, total + (1 << 40), lookups)),
         "present" => {
             let got = lookups_present(&index, total, lookups);
@@ -141,16 +161,16 @@ fn main() {
                     .count() as u64
             };
             // Five rounds, the contenders interleaved; medians.
-            let mut r: [Vec<f64>; 6] = Default::default();
+            let mut rounds: [Vec<f64>; 6] = Default::default();
             for _ in 0..5 {
-                r[0].push(rate(&|| lookups_absent(&index, total + (1 << 40), lookups)));
-                r[1].push(rate(&|| sbbf(total + (1 << 40), lookups, false)));
-                r[2].push(rate(&|| lookups_present(&index, total, lookups)));
-                r[3].push(rate(&|| sbbf(0, lookups, true)));
-                r[4].push(rate(&|| batch(&absent_keys)));
-                r[5].push(rate(&|| batch(&present_keys)));
+                rounds[0].push(rate(&|| lookups_absent(&index, total + (1 << 40), lookups)));
+                rounds[1].push(rate(&|| sbbf(total + (1 << 40), lookups, false)));
+                rounds[2].push(rate(&|| lookups_present(&index, total, lookups)));
+                rounds[3].push(rate(&|| sbbf(0, lookups, true)));
+                rounds[4].push(rate(&|| batch(&absent_keys)));
+                rounds[5].push(rate(&|| batch(&present_keys)));
             }
-            let [a, sa, p, sp, ba, bp] = r.map(|mut v| {
+            let [a, sa, p, sp, ba, bp] = rounds.map(|mut v| {
                 v.sort_by(f64::total_cmp);
                 v[2]
             });
@@ -162,6 +182,11 @@ fn main() {
                 p / sp,
                 ba / sa,
                 bp / sp
+            );
+            let (runs, keys, secs) = compact_half(&mut index, &hashes);
+            println!(
+                "compaction of {runs} runs, {keys} keys kept: {:.2} M keys/s",
+                keys as f64 / secs / 1e6
             );
         }
     }

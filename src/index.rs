@@ -441,26 +441,27 @@ impl RunIndex {
             .fold(0u64, |m, (k, &f)| m | u64::from(f) << k)
             & !(1 << to);
         let mut missing = Vec::new();
-        for &h in kept {
-            let s = hash::seeded(h, self.seed);
-            let found = self.found(s);
-            // An entry under the new id answers already (the key listed twice, or its entry
-            // shared with a key moved before it): nothing to move.
-            if found >> to & 1 == 1 {
-                continue;
+        let seed = self.seed;
+        for (j, &h) in kept.iter().enumerate() {
+            // The buckets of the key FLUSH_AHEAD places on asked for, as a flush does.
+            if let Some(&ahead) = kept.get(j + FLUSH_AHEAD) {
+                self.level.prefetch_seeded(hash::seeded(ahead, seed));
             }
-            if found & from_mask != 0 {
-                // A level entry of a merged run takes the new id in place; failing that (the
-                // key's merged runs are all in its stash record), the record gets the new id.
-                if self.level.repayload(s, |p| from_mask >> p & 1 == 1, to) {
-                    continue;
-                }
-                if let Some(ids) = self.stash.get_mut(&s)
-                    && *ids & from_mask != 0
-                {
-                    *ids |= 1 << to;
-                    continue;
-                }
+            let s = hash::seeded(h, seed);
+            // An entry under the new id answers already (the key listed twice, or its entry
+            // shared with a key moved before it): nothing to move. Else a level entry of a
+            // merged run takes the new id in place.
+            match self.level.retarget(s, |p| from_mask >> p & 1 == 1, to) {
+                None | Some(true) => continue,
+                Some(false) => {}
+            }
+            // Failing that (the key's merged runs are all in its stash record), the record
+            // gets the new id.
+            if let Some(ids) = self.stash.get_mut(&s)
+                && (*ids >> to & 1 == 1 || *ids & from_mask != 0)
+            {
+                *ids |= 1 << to;
+                continue;
             }
             // In no merged run (the engine's list says otherwise): given an entry below.
             missing.push(s);

@@ -555,46 +555,50 @@ impl StretchLevel {
         found
     }
 
-    /// Gives the key's entry that names a payload `from` accepts (the most precise such entry
-    /// answering for the key with seeded hash `h`) the payload `to`, in place: a run index's
-    /// compaction, moving a kept key to the run that replaces the merged ones. `false` when
-    /// no such entry answers for the key. The entry keeps its bucket, its bits and its
-    /// precision; only its payload changes (a level with payloads counts no copies).
-    pub(crate) fn repayload(&mut self, h: u64, from: impl Fn(u32) -> bool, to: u32) -> bool {
+    /// A run index's compaction moving a kept key (seeded hash `h`) to the run that replaces
+    /// the merged ones, in one pass over its two buckets: `None` when an entry with payload
+    /// `to` answers for the key already (nothing changes); `Some(true)` when the most precise
+    /// entry answering for the key whose payload `from` accepts was given the payload `to` in
+    /// place (it keeps its bucket, its bits and its precision); `Some(false)` when no such
+    /// entry answers for the key.
+    pub(crate) fn retarget(&mut self, h: u64, from: impl Fn(u32) -> bool, to: u32) -> Option<bool> {
         debug_assert!(
             self.copies.is_empty(),
             "a level with payloads counts no copies"
         );
         let slots = self.slots();
-        let p = stretch::locate(self.geo.split(), slots, h);
+        let split = self.geo.split();
+        let p = stretch::locate(split, slots, h);
         let below = ((1u64 << slots.payload_shift()) - 1) as u32;
         let b = self.geo.bucket_size() as usize;
         let layout = self.geo.layout();
-        let mut best: Option<(u64, usize, u32)> = None;
+        // The best entry: its bucket, slot, precision, and the bucket's decoded slots.
+        let mut best: Option<(u64, usize, u32, [u32; 8])> = None;
         for (i, q) in [(p.i1, p.q1), (p.i2, p.q2)] {
             let s = with_codec!(layout, c => c.read(self.table.bytes(), i));
             for (k, &v) in s[..b].iter().enumerate() {
-                if v != 0 && stretch::matches(v & below, q) && from(slots.payload(v)) {
-                    let t = self.geo.split().address_len(i) + slots.len(v);
-                    if best.is_none_or(|(bi, _, bv)| {
-                        t > self.geo.split().address_len(bi) + slots.len(bv)
-                    }) {
-                        best = Some((i, k, v));
+                if v == 0 || !stretch::matches(v & below, q) {
+                    continue;
+                }
+                let payload = slots.payload(v);
+                if payload == to {
+                    return None;
+                }
+                if from(payload) {
+                    let t = split.address_len(i) + slots.len(v);
+                    if best.is_none_or(|(_, _, bt, _)| t > bt) {
+                        best = Some((i, k, t, s));
                     }
                 }
             }
         }
-        let Some((i, k, v)) = best else {
-            return false;
+        let Some((i, k, _, mut s)) = best else {
+            return Some(false);
         };
+        s[k] = slots.with_payload(s[k] & below, to);
         let t = self.table.bytes_mut();
-        with_codec!(layout, c => {
-            let mut s = c.read(t, i);
-            debug_assert_eq!(s[k], v);
-            s[k] = slots.with_payload(v & below, to);
-            c.store(t, i, k, &s);
-        });
-        true
+        with_codec!(layout, c => c.store(t, i, k, &s));
+        Some(true)
     }
 
     /// Removes every entry whose payload `drop` accepts (a run index dropping runs): one
