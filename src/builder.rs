@@ -69,8 +69,9 @@ const RESERVE_MAX: usize = 1 << 27;
 /// would otherwise grow its vector five times.
 const RESERVE_MIN: usize = 64;
 
-/// Up to this many hashes (the most a compact block places exactly), [`sort_hashes`] sorts by
-/// comparisons in place.
+/// Up to this many hashes (the most a compact block places exactly), [`sort_hashes`] sorts
+/// without the radix sort's scratch: by comparisons below [`BUCKET_SORT`], by [`bucket_sort`]
+/// from there.
 const SMALL_SORT: usize = compact::EXACT_MAX;
 
 impl FilterBuilder {
