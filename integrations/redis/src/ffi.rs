@@ -22,6 +22,8 @@ pub const APIVER_1: c_int = 1;
 const READ: c_int = 1;
 const WRITE: c_int = 1 << 1;
 const KEYTYPE_EMPTY: c_int = 0;
+/// `REDISMODULE_OPTIONS_HANDLE_IO_ERRORS`.
+const OPTIONS_HANDLE_IO_ERRORS: c_int = 1;
 const KEYTYPE_MODULE: c_int = 6;
 /// `REDISMODULE_POSTPONED_LEN`.
 const POSTPONED_LEN: c_long = -1;
@@ -83,6 +85,8 @@ struct Api {
     ) -> c_int,
     set_module_attribs: unsafe extern "C" fn(*mut RedisModuleCtx, *const c_char, c_int, c_int),
     is_module_name_busy: unsafe extern "C" fn(*const c_char) -> c_int,
+    set_module_options: unsafe extern "C" fn(*mut RedisModuleCtx, c_int),
+    is_io_error: unsafe extern "C" fn(*mut RedisModuleIO) -> c_int,
     create_data_type: unsafe extern "C" fn(
         *mut RedisModuleCtx,
         *const c_char,
@@ -172,6 +176,8 @@ pub unsafe fn init(ctx: *mut RedisModuleCtx, name: &CStr, version: c_int) -> Res
         create_command = c"RedisModule_CreateCommand",
         set_module_attribs = c"RedisModule_SetModuleAttribs",
         is_module_name_busy = c"RedisModule_IsModuleNameBusy",
+        set_module_options = c"RedisModule_SetModuleOptions",
+        is_io_error = c"RedisModule_IsIOError",
         create_data_type = c"RedisModule_CreateDataType",
         wrong_arity = c"RedisModule_WrongArity",
         reply_with_long_long = c"RedisModule_ReplyWithLongLong",
@@ -208,6 +214,9 @@ pub unsafe fn init(ctx: *mut RedisModuleCtx, name: &CStr, version: c_int) -> Res
             return Err(format!("a module named {name:?} is loaded already"));
         }
         (api.set_module_attribs)(ctx, name.as_ptr(), version, APIVER_1);
+        // A short or undecodable read (a damaged RESTORE payload) then returns an error to
+        // `rdb_load` instead of stopping the server; `Io::load_buffer` checks for it.
+        (api.set_module_options)(ctx, OPTIONS_HANDLE_IO_ERRORS);
     }
     Ok(())
 }
@@ -453,6 +462,12 @@ impl Io {
         // `RedisModule_Free`.
         unsafe {
             let p = (api().load_string_buffer)(self.0, &mut len);
+            if (api().is_io_error)(self.0) != 0 {
+                if !p.is_null() {
+                    (api().free)(p.cast());
+                }
+                return None;
+            }
             if p.is_null() {
                 return None;
             }

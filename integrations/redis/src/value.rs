@@ -433,7 +433,7 @@ mod tests {
 
     #[test]
     fn a_dump_reassembles_from_chunks() {
-        let mut f = ScalableCuckooFilter::new(Config::new(300_000)).unwrap();
+        let mut f = ScalableCuckooFilter::new(Config::new(1_000_000)).unwrap();
         for i in 0..1000u32 {
             f.insert(&i.to_le_bytes()).unwrap();
         }
