@@ -1,17 +1,15 @@
 //! The CF.* and BF.* commands: RedisBloom's argument syntax, replies and error strings (from
 //! RedisBloom's `src/rebloom.c` and `src/config.c`), over cuckoo-sst filters.
 
-use std::sync::atomic::{AtomicPtr, Ordering};
-
 use cuckoo_sst::{Config, CuckooFilter, Error, ScalableCuckooFilter};
 
-use crate::ffi::{Arg, Ctx, Holds, Key, RedisModuleType};
+use crate::ffi::{Arg, Ctx, DataType, Holds, Key};
 use crate::value::{Added, ChunkError, Filter, Header, Meta, Value, scan_chunk};
 
-/// The registered type of CF keys.
-pub static CF_TYPE: AtomicPtr<RedisModuleType> = AtomicPtr::new(std::ptr::null_mut());
-/// The registered type of BF keys.
-pub static BF_TYPE: AtomicPtr<RedisModuleType> = AtomicPtr::new(std::ptr::null_mut());
+/// The data type of CF keys.
+pub static CF_TYPE: DataType<Value> = DataType::new();
+/// The data type of BF keys.
+pub static BF_TYPE: DataType<Value> = DataType::new();
 
 /// RedisBloom's limits (`src/config.c`), its defaults where cuckoo-sst has no reason to differ.
 const MAX_CAPACITY: i64 = 1 << 30;
@@ -42,10 +40,10 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn type_ptr(self) -> *mut RedisModuleType {
+    fn data_type(self) -> &'static DataType<Value> {
         match self {
-            Kind::Cf => CF_TYPE.load(Ordering::Relaxed),
-            Kind::Bf => BF_TYPE.load(Ordering::Relaxed),
+            Kind::Cf => &CF_TYPE,
+            Kind::Bf => &BF_TYPE,
         }
     }
 }
@@ -67,19 +65,20 @@ fn strerror(s: Status) -> &'static str {
     }
 }
 
-fn status(key: &Key, kind: Kind) -> Status {
-    match key.holds() {
+fn status(key: &mut Key, kind: Kind) -> Status {
+    match key.holds(kind.data_type()) {
         Holds::Empty => Status::Empty,
-        Holds::Value(t) if t == kind.type_ptr() => Status::Found,
-        _ => Status::Mismatch,
+        Holds::Value(_) => Status::Found,
+        Holds::Other => Status::Mismatch,
     }
 }
 
 /// The value of a key whose status is `Found`.
-fn value(key: &mut Key) -> &mut Value {
-    // SAFETY: called only after `status` returned `Found`: the key holds a value of one of this
-    // module's two types, whose values are all `Box<Value>`.
-    unsafe { key.value_mut::<Value>() }
+fn value(key: &mut Key, kind: Kind) -> &mut Value {
+    match key.holds(kind.data_type()) {
+        Holds::Value(v) => v,
+        _ => unreachable!("called after `status` found a value"),
+    }
 }
 
 /// The index of `word` among `args[from..]`, ignoring case (RedisBloom's `RMUtil_ArgIndex`).
@@ -88,7 +87,7 @@ fn arg_index(args: &[Arg], from: usize, word: &str) -> Option<usize> {
 }
 
 fn store(ctx: Ctx, key: &mut Key, kind: Kind, v: Value) -> bool {
-    if key.set_value(kind.type_ptr(), Box::new(v)).is_err() {
+    if key.set_value(kind.data_type(), Box::new(v)).is_err() {
         ctx.error("ERR could not store the filter");
         return false;
     }
@@ -170,7 +169,7 @@ fn new_bf(capacity: i64, error_rate: f64, expansion: Option<i64>) -> Result<Valu
 
 /// `CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]`.
 pub fn cf_reserve(ctx: Ctx, args: &[Arg]) {
-    if args.len() < 3 || args.len() % 2 == 0 {
+    if args.len() < 3 || args.len().is_multiple_of(2) {
         return ctx.wrong_arity();
     }
     let Some(capacity) = args[2].to_i64() else {
@@ -224,7 +223,7 @@ pub fn cf_reserve(ctx: Ctx, args: &[Arg]) {
         ));
     }
     let mut key = ctx.open_key(args[1], true);
-    let s = status(&key, Kind::Cf);
+    let s = status(&mut key, Kind::Cf);
     if s != Status::Empty {
         return ctx.error(strerror(s));
     }
@@ -249,7 +248,7 @@ struct CfInsert {
 
 fn cf_insert_common(ctx: Ctx, key_arg: Arg, items: &[Arg], o: &CfInsert) {
     let mut key = ctx.open_key(key_arg, true);
-    match status(&key, Kind::Cf) {
+    match status(&mut key, Kind::Cf) {
         Status::Empty if o.autocreate => {
             let p = CfParams {
                 capacity: o.capacity,
@@ -269,7 +268,7 @@ fn cf_insert_common(ctx: Ctx, key_arg: Arg, items: &[Arg], o: &CfInsert) {
         Status::Found => {}
         s => return ctx.error(strerror(s)),
     }
-    let Some(filter) = value(&mut key).filter_mut() else {
+    let Some(filter) = value(&mut key, Kind::Cf).filter_mut() else {
         return ctx.error(LOADING);
     };
     if o.multi {
@@ -382,8 +381,8 @@ fn check(ctx: Ctx, args: &[Arg], kind: Kind, multi: bool, count: bool) {
         return ctx.wrong_arity();
     }
     let mut key = ctx.open_key(args[1], false);
-    let filter = match status(&key, kind) {
-        Status::Found => match value(&mut key).filter() {
+    let filter = match status(&mut key, kind) {
+        Status::Found => match value(&mut key, kind).filter() {
             Some(f) => Some(f),
             None => return ctx.error(LOADING),
         },
@@ -408,10 +407,10 @@ pub fn cf_del(ctx: Ctx, args: &[Arg]) {
         return ctx.wrong_arity();
     }
     let mut key = ctx.open_key(args[1], true);
-    if status(&key, Kind::Cf) != Status::Found {
+    if status(&mut key, Kind::Cf) != Status::Found {
         return ctx.error("Not found");
     }
-    let v = value(&mut key);
+    let v = value(&mut key, Kind::Cf);
     let Some(filter) = v.filter_mut() else {
         return ctx.error(LOADING);
     };
@@ -429,11 +428,11 @@ pub fn cf_info(ctx: Ctx, args: &[Arg]) {
         return ctx.wrong_arity();
     }
     let mut key = ctx.open_key(args[1], false);
-    let s = status(&key, Kind::Cf);
+    let s = status(&mut key, Kind::Cf);
     if s != Status::Found {
         return ctx.error(strerror(s));
     }
-    let v = value(&mut key);
+    let v = value(&mut key, Kind::Cf);
     let Some(f) = v.filter() else {
         return ctx.error(LOADING);
     };
@@ -509,7 +508,7 @@ pub fn bf_reserve(ctx: Ctx, args: &[Arg]) {
         expansion = e;
     }
     let mut key = ctx.open_key(args[1], true);
-    let s = status(&key, Kind::Bf);
+    let s = status(&mut key, Kind::Bf);
     if s != Status::Empty {
         return ctx.error(strerror(s));
     }
@@ -549,7 +548,7 @@ impl BfInsert {
 
 fn bf_insert_common(ctx: Ctx, key_arg: Arg, items: &[Arg], o: &BfInsert) {
     let mut key = ctx.open_key(key_arg, true);
-    match status(&key, Kind::Bf) {
+    match status(&mut key, Kind::Bf) {
         Status::Empty if o.autocreate => {
             let expansion = (!o.nonscaling).then_some(o.expansion);
             match new_bf(o.capacity, o.error_rate, expansion) {
@@ -564,7 +563,7 @@ fn bf_insert_common(ctx: Ctx, key_arg: Arg, items: &[Arg], o: &BfInsert) {
         Status::Found => {}
         s => return ctx.error(strerror(s)),
     }
-    let Some(filter) = value(&mut key).filter_mut() else {
+    let Some(filter) = value(&mut key, Kind::Bf).filter_mut() else {
         return ctx.error(LOADING);
     };
     if o.multi {
@@ -674,11 +673,11 @@ pub fn bf_info(ctx: Ctx, args: &[Arg]) {
         return ctx.wrong_arity();
     }
     let mut key = ctx.open_key(args[1], false);
-    let s = status(&key, Kind::Bf);
+    let s = status(&mut key, Kind::Bf);
     if s != Status::Found {
         return ctx.error(strerror(s));
     }
-    let v = value(&mut key);
+    let v = value(&mut key, Kind::Bf);
     let Some(f) = v.filter() else {
         return ctx.error(LOADING);
     };
@@ -715,10 +714,10 @@ pub fn bf_card(ctx: Ctx, args: &[Arg]) {
         return ctx.wrong_arity();
     }
     let mut key = ctx.open_key(args[1], false);
-    match status(&key, Kind::Bf) {
+    match status(&mut key, Kind::Bf) {
         Status::Empty => ctx.int(0),
         Status::Mismatch => ctx.error(WRONGTYPE),
-        Status::Found => match value(&mut key).filter() {
+        Status::Found => match value(&mut key, Kind::Bf).filter() {
             Some(f) => ctx.int(f.len() as i64),
             None => ctx.error(LOADING),
         },
@@ -740,11 +739,11 @@ pub fn scandump(ctx: Ctx, args: &[Arg], kind: Kind) {
         }
     };
     let mut key = ctx.open_key(args[1], false);
-    let s = status(&key, kind);
+    let s = status(&mut key, kind);
     if s != Status::Found {
         return ctx.error(strerror(s));
     }
-    let v = value(&mut key);
+    let v = value(&mut key, kind);
     if v.filter().is_none() {
         return ctx.error(LOADING);
     }
@@ -770,7 +769,7 @@ pub fn loadchunk(ctx: Ctx, args: &[Arg], kind: Kind) {
         return ctx.wrong_arity();
     }
     let mut key = ctx.open_key(args[1], true);
-    let s = status(&key, kind);
+    let s = status(&mut key, kind);
     let iter = match args[2].to_i64() {
         Some(i) if i > 0 => i,
         _ => {
@@ -801,7 +800,7 @@ pub fn loadchunk(ctx: Ctx, args: &[Arg], kind: Kind) {
     if s != Status::Found {
         return ctx.error(strerror(s));
     }
-    match value(&mut key).add_chunk(iter as u64 - 1, data) {
+    match value(&mut key, kind).add_chunk(iter as u64 - 1, data) {
         Ok(()) => {
             ctx.replicate_verbatim();
             ctx.simple("OK");

@@ -9,9 +9,11 @@
 //! Redis 7.0 (unchanged in later versions: the API only grows).
 
 use std::ffi::{CStr, CString, c_char, c_int, c_long, c_longlong, c_void};
+use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::null_mut;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// `REDISMODULE_OK`.
 pub const OK: c_int = 0;
@@ -243,19 +245,6 @@ impl Ctx {
         }
     }
 
-    /// Registers a data type (during `RedisModule_OnLoad` only); the server copies `methods`.
-    pub fn create_data_type(
-        &self,
-        name: &CStr,
-        encver: c_int,
-        methods: &mut TypeMethods,
-    ) -> Option<*mut RedisModuleType> {
-        // SAFETY: `name` is NUL-terminated; `methods` is a valid version-1 method table that
-        // the server copies before returning.
-        let t = unsafe { (api().create_data_type)(self.0, name.as_ptr(), encver, methods) };
-        (!t.is_null()).then_some(t)
-    }
-
     /// Logs `msg` at `level` ("warning", "notice", …) in the server's log.
     pub fn log(&self, level: &CStr, msg: &str) {
         let msg = c_string(msg);
@@ -374,13 +363,62 @@ impl Arg {
     }
 }
 
+/// A data type this module registered, whose values are all `Box<T>`s: [`Key::set_value`]
+/// stores only those, and the type's callbacks (see [`DataType::register`]) make only those.
+pub struct DataType<T> {
+    ptr: AtomicPtr<RedisModuleType>,
+    _values: PhantomData<fn(T) -> T>,
+}
+
+impl<T> DataType<T> {
+    /// A type not registered yet.
+    pub const fn new() -> DataType<T> {
+        DataType {
+            ptr: AtomicPtr::new(null_mut()),
+            _values: PhantomData,
+        }
+    }
+
+    /// Registers the type (during `RedisModule_OnLoad` only); the server copies `methods`.
+    ///
+    /// # Safety
+    /// Every callback in `methods` must take the values of this type as `Box<T>` pointers
+    /// (the wrappers in [`callback`] for `T` do) and `rdb_load` must make only those.
+    pub unsafe fn register(
+        &self,
+        ctx: Ctx,
+        name: &CStr,
+        encver: c_int,
+        methods: &mut TypeMethods,
+    ) -> Result<(), String> {
+        // SAFETY: `name` is NUL-terminated; `methods` is a valid version-1 method table that
+        // the server copies before returning.
+        let t = unsafe { (api().create_data_type)(ctx.0, name.as_ptr(), encver, methods) };
+        if t.is_null() {
+            return Err(format!("could not register the data type {name:?}"));
+        }
+        self.ptr.store(t, Ordering::Release);
+        Ok(())
+    }
+
+    fn get(&self) -> *mut RedisModuleType {
+        self.ptr.load(Ordering::Acquire)
+    }
+}
+
+impl<T> Default for DataType<T> {
+    fn default() -> Self {
+        DataType::new()
+    }
+}
+
 /// What an opened key holds.
-pub enum Holds {
+pub enum Holds<'k, T> {
     /// Nothing.
     Empty,
-    /// A value of this module type.
-    Value(*mut RedisModuleType),
-    /// Anything else.
+    /// A value of the type asked about.
+    Value(&'k mut T),
+    /// Anything else (another type, of this module or not).
     Other,
 }
 
@@ -388,8 +426,8 @@ pub enum Holds {
 pub struct Key(*mut RedisModuleKey);
 
 impl Key {
-    /// What the key holds.
-    pub fn holds(&self) -> Holds {
+    /// What the key holds, as seen by data type `t`.
+    pub fn holds<'k, T>(&'k mut self, t: &DataType<T>) -> Holds<'k, T> {
         if self.0.is_null() {
             return Holds::Empty;
         }
@@ -397,34 +435,27 @@ impl Key {
         match unsafe { (api().key_type)(self.0) } {
             KEYTYPE_EMPTY => Holds::Empty,
             // SAFETY: an open key holding a module value.
-            KEYTYPE_MODULE => Holds::Value(unsafe { (api().module_type_get_type)(self.0) }),
+            KEYTYPE_MODULE if unsafe { (api().module_type_get_type)(self.0) } == t.get() => {
+                // SAFETY: the value is of type `t`, whose values are all `Box<T>`s; it stays
+                // alive while the key is open and borrowed (nothing else runs on the server's
+                // main thread meanwhile).
+                Holds::Value(unsafe { &mut *(api().module_type_get_value)(self.0).cast::<T>() })
+            }
             _ => Holds::Other,
         }
     }
 
-    /// The module value of type `T` the key holds: call only after [`holds`](Self::holds)
-    /// returned `Value` with the type whose values are `Box<T>`s.
-    ///
-    /// # Safety
-    /// The key must hold a value of a module type whose values are `Box<T>` pointers.
-    pub unsafe fn value_mut<T>(&mut self) -> &mut T {
-        // SAFETY: the caller checked the type; the value stays alive while the key is open
-        // (nothing else runs on the server's main thread meanwhile).
-        unsafe { &mut *(api().module_type_get_value)(self.0).cast::<T>() }
-    }
-
     /// Stores `value` in the (open for writing) key as a value of `t`; the server frees it
-    /// with the type's `free` callback.
-    pub fn set_value<T>(&mut self, t: *mut RedisModuleType, value: Box<T>) -> Result<(), ()> {
+    /// with the type's `free` callback. `Err` gives the value back if the server refused it.
+    pub fn set_value<T>(&mut self, t: &DataType<T>, value: Box<T>) -> Result<(), Box<T>> {
         let raw = Box::into_raw(value);
-        // SAFETY: an open, writable key and a type registered by this module, whose `free`
-        // takes back `Box<T>`s.
-        if unsafe { (api().module_type_set_value)(self.0, t, raw.cast()) } == OK {
+        // SAFETY: an open, writable key and a type registered by this module, whose values
+        // are `Box<T>`s.
+        if unsafe { (api().module_type_set_value)(self.0, t.get(), raw.cast()) } == OK {
             Ok(())
         } else {
             // SAFETY: the server did not take the pointer: it is still ours.
-            drop(unsafe { Box::from_raw(raw) });
-            Err(())
+            Err(unsafe { Box::from_raw(raw) })
         }
     }
 
@@ -489,27 +520,37 @@ impl Io {
         unsafe { (api().load_unsigned)(self.0) }
     }
 
-    /// Emits `command key pos bytes` to the AOF being rewritten.
-    pub fn emit_chunk(&self, command: &CStr, key: *mut RedisModuleString, pos: i64, bytes: &[u8]) {
-        // SAFETY: "slb" takes a RedisModuleString*, a long long, then a char* and a size_t.
-        unsafe {
-            (api().emit_aof)(
-                self.0,
-                command.as_ptr(),
-                c"slb".as_ptr(),
-                key,
-                pos as c_longlong,
-                bytes.as_ptr().cast::<c_char>(),
-                bytes.len(),
-            )
-        };
-    }
-
     /// Logs `msg` as a warning about this stream.
     pub fn log_error(&self, msg: &str) {
         let msg = c_string(msg);
         // SAFETY: a "%s" format with one NUL-terminated string argument.
         unsafe { (api().log_io_error)(self.0, c"warning".as_ptr(), c"%s".as_ptr(), msg.as_ptr()) };
+    }
+}
+
+/// The AOF being rewritten, and the key whose commands it receives.
+#[derive(Clone, Copy)]
+pub struct Aof {
+    io: *mut RedisModuleIO,
+    key: *mut RedisModuleString,
+}
+
+impl Aof {
+    /// Emits `command key pos bytes`.
+    pub fn emit_chunk(&self, command: &CStr, pos: i64, bytes: &[u8]) {
+        // SAFETY: the stream and key of the current `aof_rewrite` call; "slb" takes a
+        // RedisModuleString*, a long long, then a char* and a size_t.
+        unsafe {
+            (api().emit_aof)(
+                self.io,
+                command.as_ptr(),
+                c"slb".as_ptr(),
+                self.key,
+                pos as c_longlong,
+                bytes.as_ptr().cast::<c_char>(),
+                bytes.len(),
+            )
+        };
     }
 }
 
@@ -538,7 +579,8 @@ pub unsafe fn run_command(
     OK
 }
 
-/// The pieces a data type callback gets, wrapped.
+/// The data type callbacks, for values that are `Box<T>`s; each catches a panic rather than
+/// unwind into the server.
 pub mod callback {
     use super::*;
 
@@ -557,25 +599,45 @@ pub mod callback {
         }
     }
 
-    /// `rdb_save` and `aof_rewrite`: `save` writes the value.
+    /// `rdb_save`: `save` writes the value.
     ///
     /// # Safety
-    /// `value` must be a `Box<T>` pointer this module gave the server.
-    pub unsafe fn with_value<T>(value: *const c_void, save: impl FnOnce(&T)) {
-        // SAFETY: the caller's promise; the server does not change it meanwhile.
+    /// Redis's arguments to `rdb_save` of a type whose values are `Box<T>`s.
+    pub unsafe fn rdb_save<T>(io: *mut RedisModuleIO, value: *mut c_void, save: fn(Io, &T)) {
+        // SAFETY: the caller's promise; the server does not change the value meanwhile.
         let v = unsafe { &*value.cast::<T>() };
-        let _ = catch_unwind(AssertUnwindSafe(|| save(v)));
+        let _ = catch_unwind(AssertUnwindSafe(|| save(Io(io), v)));
     }
 
-    /// Wraps an RDB or AOF stream.
-    pub fn io(io: *mut RedisModuleIO) -> Io {
-        Io(io)
+    /// `aof_rewrite`: `emit` writes the commands that rebuild the value.
+    ///
+    /// # Safety
+    /// Redis's arguments to `aof_rewrite` of a type whose values are `Box<T>`s.
+    pub unsafe fn aof_rewrite<T>(
+        io: *mut RedisModuleIO,
+        key: *mut RedisModuleString,
+        value: *mut c_void,
+        emit: impl FnOnce(Aof, &T),
+    ) {
+        // SAFETY: the caller's promise; the server does not change the value meanwhile.
+        let v = unsafe { &*value.cast::<T>() };
+        let _ = catch_unwind(AssertUnwindSafe(|| emit(Aof { io, key }, v)));
+    }
+
+    /// `mem_usage`.
+    ///
+    /// # Safety
+    /// Redis's argument to `mem_usage` of a type whose values are `Box<T>`s.
+    pub unsafe fn mem_usage<T>(value: *const c_void, size: fn(&T) -> usize) -> usize {
+        // SAFETY: the caller's promise.
+        let v = unsafe { &*value.cast::<T>() };
+        catch_unwind(AssertUnwindSafe(|| size(v))).unwrap_or(0)
     }
 
     /// `free`.
     ///
     /// # Safety
-    /// `value` must be a `Box<T>` pointer this module gave the server, freed only here.
+    /// Redis's argument to `free` of a type whose values are `Box<T>`s (freed only here).
     pub unsafe fn free<T>(value: *mut c_void) {
         // SAFETY: the caller's promise.
         drop(unsafe { Box::from_raw(value.cast::<T>()) });

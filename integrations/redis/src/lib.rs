@@ -11,15 +11,17 @@
 
 #![deny(missing_docs)]
 
+// `unsafe` lives in `ffi` and in the `extern "C"` shims below, nowhere else.
+#[deny(unsafe_code)]
 pub mod commands;
 pub mod ffi;
+#[deny(unsafe_code)]
 pub mod value;
 
 use std::ffi::{CStr, c_int, c_void};
-use std::sync::atomic::Ordering;
 
 use commands::{BF_TYPE, CF_TYPE, Kind};
-use ffi::{Ctx, Io, RedisModuleCtx, RedisModuleIO, RedisModuleString, TypeMethods};
+use ffi::{Aof, Ctx, Io, RedisModuleCtx, RedisModuleIO, RedisModuleString, TypeMethods};
 use value::{CHUNK, Value};
 
 /// The module's name (`MODULE LIST`).
@@ -106,39 +108,23 @@ unsafe extern "C" fn rdb_load(io: *mut RedisModuleIO, encver: c_int) -> *mut c_v
 
 /// `rdb_save`: the dump header and the filter's bytes.
 unsafe extern "C" fn rdb_save(io: *mut RedisModuleIO, value: *mut c_void) {
-    let io = ffi::callback::io(io);
-    // SAFETY: the values of both types are `Box<Value>`s.
-    unsafe {
-        ffi::callback::with_value(value, |v: &Value| {
-            let (header, bytes) = v.dump();
-            io.save_buffer(&header);
-            io.save_buffer(&bytes);
-        })
-    };
+    fn save(io: Io, v: &Value) {
+        let (header, bytes) = v.dump();
+        io.save_buffer(&header);
+        io.save_buffer(&bytes);
+    }
+    // SAFETY: Redis's arguments; the values of both types are `Box<Value>`s.
+    unsafe { ffi::callback::rdb_save(io, value, save) };
 }
 
 /// `aof_rewrite`: `LOADCHUNK` commands that rebuild the key, as `SCANDUMP` would give them.
-///
-/// # Safety
-/// Redis's arguments to `aof_rewrite`.
-unsafe fn aof_rewrite(
-    io: *mut RedisModuleIO,
-    key: *mut RedisModuleString,
-    value: *mut c_void,
-    command: &CStr,
-) {
-    let io = ffi::callback::io(io);
-    // SAFETY: the values of both types are `Box<Value>`s.
-    unsafe {
-        ffi::callback::with_value(value, |v: &Value| {
-            let (header, bytes) = v.dump();
-            io.emit_chunk(command, key, 1, &header);
-            for (i, chunk) in bytes.chunks(CHUNK).enumerate() {
-                let end = i * CHUNK + chunk.len();
-                io.emit_chunk(command, key, 1 + end as i64, chunk);
-            }
-        })
-    };
+fn emit_chunks(aof: Aof, v: &Value, command: &CStr) {
+    let (header, bytes) = v.dump();
+    aof.emit_chunk(command, 1, &header);
+    for (i, chunk) in bytes.chunks(CHUNK).enumerate() {
+        let end = i * CHUNK + chunk.len();
+        aof.emit_chunk(command, 1 + end as i64, chunk);
+    }
 }
 
 unsafe extern "C" fn cf_aof_rewrite(
@@ -146,8 +132,12 @@ unsafe extern "C" fn cf_aof_rewrite(
     key: *mut RedisModuleString,
     value: *mut c_void,
 ) {
-    // SAFETY: Redis's arguments, passed on.
-    unsafe { aof_rewrite(io, key, value, c"CF.LOADCHUNK") }
+    // SAFETY: Redis's arguments; the values of both types are `Box<Value>`s.
+    unsafe {
+        ffi::callback::aof_rewrite(io, key, value, |aof, v| {
+            emit_chunks(aof, v, c"CF.LOADCHUNK")
+        })
+    }
 }
 
 unsafe extern "C" fn bf_aof_rewrite(
@@ -155,21 +145,23 @@ unsafe extern "C" fn bf_aof_rewrite(
     key: *mut RedisModuleString,
     value: *mut c_void,
 ) {
-    // SAFETY: Redis's arguments, passed on.
-    unsafe { aof_rewrite(io, key, value, c"BF.LOADCHUNK") }
+    // SAFETY: Redis's arguments; the values of both types are `Box<Value>`s.
+    unsafe {
+        ffi::callback::aof_rewrite(io, key, value, |aof, v| {
+            emit_chunks(aof, v, c"BF.LOADCHUNK")
+        })
+    }
 }
 
 /// `mem_usage`: [`Value::mem_usage`].
 unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
-    let mut n = 0;
-    // SAFETY: the values of both types are `Box<Value>`s.
-    unsafe { ffi::callback::with_value(value, |v: &Value| n = v.mem_usage()) };
-    n
+    // SAFETY: Redis's argument; the values of both types are `Box<Value>`s.
+    unsafe { ffi::callback::mem_usage(value, Value::mem_usage) }
 }
 
 /// `free`.
 unsafe extern "C" fn free(value: *mut c_void) {
-    // SAFETY: the values of both types are `Box<Value>`s, freed only here.
+    // SAFETY: Redis's argument; the values of both types are `Box<Value>`s.
     unsafe { ffi::callback::free::<Value>(value) }
 }
 
@@ -189,14 +181,12 @@ fn methods(
 
 fn on_load(ctx: Ctx) -> Result<(), String> {
     // Type names are 9 characters of A-Z a-z 0-9 _ -, unique among all modules.
-    let cf = ctx
-        .create_data_type(c"CKSST-CF1", ENCVER, &mut methods(cf_aof_rewrite))
-        .ok_or("could not register the data type CKSST-CF1")?;
-    let bf = ctx
-        .create_data_type(c"CKSST-BF1", ENCVER, &mut methods(bf_aof_rewrite))
-        .ok_or("could not register the data type CKSST-BF1")?;
-    CF_TYPE.store(cf, Ordering::Relaxed);
-    BF_TYPE.store(bf, Ordering::Relaxed);
+    // SAFETY: every callback of `methods` takes the values as `Box<Value>`s, and `rdb_load`
+    // makes `Box<Value>`s.
+    unsafe {
+        CF_TYPE.register(ctx, c"CKSST-CF1", ENCVER, &mut methods(cf_aof_rewrite))?;
+        BF_TYPE.register(ctx, c"CKSST-BF1", ENCVER, &mut methods(bf_aof_rewrite))?;
+    }
     for &(name, f, flags) in COMMANDS {
         ctx.create_command(name, f, flags)?;
     }
