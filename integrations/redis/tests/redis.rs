@@ -929,3 +929,64 @@ fn random_operations_match_an_exact_model() {
         }
     }
 }
+
+#[test]
+fn a_replica_holds_the_same_bytes_as_its_primary() {
+    let dir = tmp();
+    let primary = Server::start(dir.path(), &["--repl-diskless-sync-delay", "0"]);
+    let mut p = primary.client();
+    // Before the replica: it gets these keys in the full sync's RDB.
+    let keys = populate(&mut p);
+    let port = primary.port.to_string();
+    let replica = Server::start(dir.path(), &["--replicaof", "127.0.0.1", &port]);
+    let mut r = replica.client();
+    wait_for_link(&mut r);
+    // After: it gets these as commands.
+    for i in 0..500 {
+        let item = format!("late{i}");
+        p.call(&["CF.ADD", "cf:grow", &item]);
+        p.call(&["CF.ADDNX", "cf:new", &item]);
+        p.call(&["BF.MADD", "bf:grow", &item, "item1"]);
+        p.call(&["BF.INSERT", "bf:new", "CAPACITY", "50", "ITEMS", &item]);
+        if i % 3 == 0 {
+            assert_eq!(p.call(&["CF.DEL", "cf:grow", &item]), R::Int(1));
+        }
+    }
+    for (iter, data) in scandump(&mut p, "CF", "cf:fixed") {
+        p.call(&[
+            b"CF.LOADCHUNK".as_slice(),
+            b"cf:copy",
+            iter.to_string().as_bytes(),
+            &data,
+        ]);
+    }
+    assert_eq!(p.q("WAIT 1 10000"), R::Int(1));
+    let mut all = keys.clone();
+    all.extend(["cf:new", "bf:new", "cf:copy"].map(String::from));
+    for key in &all {
+        let kind = &key[..2].to_uppercase();
+        assert_eq!(
+            scandump(&mut r, kind, key),
+            scandump(&mut p, kind, key),
+            "{key}"
+        );
+    }
+    assert_eq!(answers(&mut r, &keys), answers(&mut p, &keys));
+    assert_eq!(
+        r.q("CF.ADD cf:grow x").err(),
+        "READONLY You can't write against a read only replica."
+    );
+}
+
+fn wait_for_link(c: &mut server::Client) {
+    for _ in 0..1000 {
+        let R::Bulk(info) = c.q("INFO replication") else {
+            panic!("INFO")
+        };
+        if String::from_utf8_lossy(&info).contains("master_link_status:up") {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("the replica did not connect");
+}
