@@ -274,10 +274,19 @@ fn cf_insert_common(ctx: Ctx, key_arg: Arg, items: &[Arg], o: &CfInsert) {
     if o.multi {
         ctx.array(items.len());
     }
+    // RESP3 clients get booleans, but from CF.INSERTNX, as from RedisBloom.
+    let booleans = ctx.resp3() && !(o.nx && o.multi);
+    let reply = |n: i64| {
+        if booleans {
+            ctx.boolean(n == 1);
+        } else {
+            ctx.int(n);
+        }
+    };
     for item in items {
         match filter.add(item.bytes(), o.nx) {
-            Added::Yes => ctx.int(1),
-            Added::Exists => ctx.int(0),
+            Added::Yes => reply(1),
+            Added::Exists => reply(0),
             Added::Full if !o.multi => {
                 ctx.error("Filter is full");
                 break;
@@ -286,7 +295,7 @@ fn cf_insert_common(ctx: Ctx, key_arg: Arg, items: &[Arg], o: &CfInsert) {
                 ctx.error("ERR Insufficient memory");
                 break;
             }
-            Added::Full | Added::NoMemory => ctx.int(-1),
+            Added::Full | Added::NoMemory => reply(-1),
         }
     }
     ctx.replicate_verbatim();
@@ -391,13 +400,18 @@ fn check(ctx: Ctx, args: &[Arg], kind: Kind, multi: bool, count: bool) {
     if multi {
         ctx.array(args.len() - 2);
     }
+    let booleans = ctx.resp3() && !count;
     for item in &args[2..] {
         let n = match filter {
             None => 0,
             Some(f) if count => i64::try_from(f.count(item.bytes())).unwrap_or(i64::MAX),
             Some(f) => i64::from(f.contains(item.bytes())),
         };
-        ctx.int(n);
+        if booleans {
+            ctx.boolean(n == 1);
+        } else {
+            ctx.int(n);
+        }
     }
 }
 
@@ -419,7 +433,11 @@ pub fn cf_del(ctx: Ctx, args: &[Arg]) {
         v.meta.deleted += 1;
     }
     ctx.replicate_verbatim();
-    ctx.int(i64::from(removed));
+    if ctx.resp3() {
+        ctx.boolean(removed);
+    } else {
+        ctx.int(i64::from(removed));
+    }
 }
 
 /// `CF.INFO key`.
@@ -446,7 +464,7 @@ pub fn cf_info(ctx: Ctx, args: &[Arg]) {
         ("Expansion rate", v.meta.expansion as i64),
         ("Max iterations", v.meta.max_iterations as i64),
     ];
-    ctx.array(2 * pairs.len() + 4);
+    ctx.map_or_array(pairs.len() + 2);
     for (name, n) in pairs {
         ctx.simple(name);
         ctx.int(n);
@@ -570,11 +588,18 @@ fn bf_insert_common(ctx: Ctx, key_arg: Arg, items: &[Arg], o: &BfInsert) {
         ctx.array_postponed();
     }
     let mut replies = 0;
+    let reply = |added: bool| {
+        if ctx.resp3() {
+            ctx.boolean(added);
+        } else {
+            ctx.int(i64::from(added));
+        }
+    };
     for item in items {
         replies += 1;
         match filter.add(item.bytes(), true) {
-            Added::Yes => ctx.int(1),
-            Added::Exists => ctx.int(0),
+            Added::Yes => reply(true),
+            Added::Exists => reply(false),
             Added::Full if !filter.is_growable() => {
                 ctx.error("ERR non scaling filter is full");
                 break;
@@ -694,13 +719,19 @@ pub fn bf_info(ctx: Ctx, args: &[Arg]) {
         None => ctx.null(),
     };
     if let Some(which) = args.get(2) {
-        let Some(&(_, _, n)) = fields.iter().find(|(word, _, _)| which.is(word)) else {
+        let Some(&(_, name, n)) = fields.iter().find(|(word, _, _)| which.is(word)) else {
             return ctx.error("Invalid information value");
         };
-        ctx.array(1);
+        // RedisBloom: a map of one pair for RESP3, an array of the value for RESP2.
+        if ctx.resp3() {
+            ctx.map_or_array(1);
+            ctx.simple(name);
+        } else {
+            ctx.array(1);
+        }
         return reply(n);
     }
-    ctx.array(2 * fields.len() + 4);
+    ctx.map_or_array(fields.len() + 2);
     for (_, name, n) in fields {
         ctx.simple(name);
         reply(n);

@@ -27,6 +27,8 @@ const KEYTYPE_EMPTY: c_int = 0;
 /// `REDISMODULE_OPTIONS_HANDLE_IO_ERRORS`.
 const OPTIONS_HANDLE_IO_ERRORS: c_int = 1;
 const KEYTYPE_MODULE: c_int = 6;
+/// `REDISMODULE_CTX_FLAGS_RESP3`.
+const CTX_FLAGS_RESP3: c_int = 1 << 22;
 /// `REDISMODULE_POSTPONED_LEN`.
 const POSTPONED_LEN: c_long = -1;
 
@@ -104,6 +106,9 @@ struct Api {
     reply_with_string_buffer:
         unsafe extern "C" fn(*mut RedisModuleCtx, *const c_char, usize) -> c_int,
     reply_with_null: unsafe extern "C" fn(*mut RedisModuleCtx) -> c_int,
+    reply_with_bool: unsafe extern "C" fn(*mut RedisModuleCtx, c_int) -> c_int,
+    reply_with_map: unsafe extern "C" fn(*mut RedisModuleCtx, c_long) -> c_int,
+    get_context_flags: unsafe extern "C" fn(*mut RedisModuleCtx) -> c_int,
     string_ptr_len: unsafe extern "C" fn(*const RedisModuleString, *mut usize) -> *const c_char,
     string_to_long_long: unsafe extern "C" fn(*const RedisModuleString, *mut c_longlong) -> c_int,
     string_to_double: unsafe extern "C" fn(*const RedisModuleString, *mut f64) -> c_int,
@@ -189,6 +194,9 @@ pub unsafe fn init(ctx: *mut RedisModuleCtx, name: &CStr, version: c_int) -> Res
         reply_set_array_length = c"RedisModule_ReplySetArrayLength",
         reply_with_string_buffer = c"RedisModule_ReplyWithStringBuffer",
         reply_with_null = c"RedisModule_ReplyWithNull",
+        reply_with_bool = c"RedisModule_ReplyWithBool",
+        reply_with_map = c"RedisModule_ReplyWithMap",
+        get_context_flags = c"RedisModule_GetContextFlags",
         string_ptr_len = c"RedisModule_StringPtrLen",
         string_to_long_long = c"RedisModule_StringToLongLong",
         string_to_double = c"RedisModule_StringToDouble",
@@ -306,6 +314,29 @@ impl Ctx {
     pub fn null(&self) {
         // SAFETY: a live context.
         unsafe { (api().reply_with_null)(self.0) };
+    }
+
+    /// Whether the client speaks RESP3 (`HELLO 3`).
+    pub fn resp3(&self) -> bool {
+        // SAFETY: a live context.
+        unsafe { (api().get_context_flags)(self.0) & CTX_FLAGS_RESP3 != 0 }
+    }
+
+    /// Replies with a boolean (RESP3; RESP2 clients get 1 or 0).
+    pub fn boolean(&self, b: bool) {
+        // SAFETY: a live context.
+        unsafe { (api().reply_with_bool)(self.0, c_int::from(b)) };
+    }
+
+    /// Starts a map of `pairs` pairs for RESP3 clients, an array of twice as many elements
+    /// for RESP2 ones (RedisBloom's `RedisModule_ReplyWithMapOrArray`).
+    pub fn map_or_array(&self, pairs: usize) {
+        if self.resp3() {
+            // SAFETY: a live context.
+            unsafe { (api().reply_with_map)(self.0, pairs as c_long) };
+        } else {
+            self.array(2 * pairs);
+        }
     }
 
     /// Propagates the command as it was called to replicas and the AOF.

@@ -990,3 +990,78 @@ fn wait_for_link(c: &mut server::Client) {
     }
     panic!("the replica did not connect");
 }
+
+#[test]
+fn resp3_clients_get_redisblooms_booleans_and_maps() {
+    let dir = tmp();
+    let s = Server::start(dir.path(), &[]);
+    let mut c = s.client();
+    assert!(matches!(c.q("HELLO 3"), R::Map(_)));
+    let t = R::Bool(true);
+    let f = R::Bool(false);
+    assert_eq!(c.q("CF.RESERVE c 4 EXPANSION 0"), ok());
+    assert_eq!(c.q("CF.ADD c a"), t);
+    assert_eq!(c.q("CF.ADDNX c a"), f);
+    assert_eq!(
+        c.q("CF.INSERT c ITEMS b a"),
+        R::Array(vec![t.clone(), t.clone()])
+    );
+    assert_eq!(
+        c.q("CF.INSERTNX c ITEMS a d"),
+        R::Array(vec![R::Int(0), R::Int(1)])
+    );
+    assert_eq!(c.q("CF.EXISTS c a"), t);
+    assert_eq!(c.q("CF.EXISTS missing a"), f);
+    assert_eq!(
+        c.q("CF.MEXISTS c a zz"),
+        R::Array(vec![t.clone(), f.clone()])
+    );
+    assert_eq!(c.q("CF.COUNT c a"), R::Int(2));
+    assert_eq!(c.q("CF.DEL c a"), t);
+    assert_eq!(c.q("CF.DEL c zz"), f);
+    // Full: false from CF.INSERT, -1 from CF.INSERTNX.
+    let mut i = 0;
+    while c.call(&["CF.ADD", "c", &format!("k{i}")]) == t {
+        i += 1;
+    }
+    let items: Vec<String> = (0..50).map(|j| format!("x{j}")).collect();
+    let mut insert = vec!["CF.INSERT".to_string(), "c".into(), "ITEMS".into()];
+    insert.extend(items.iter().cloned());
+    let R::Array(replies) = c.call(&insert) else {
+        panic!("an array")
+    };
+    assert!(replies.iter().all(|r| matches!(r, R::Bool(_))) && replies.contains(&f));
+    insert[0] = "CF.INSERTNX".into();
+    insert[3..].iter_mut().for_each(|x| x.insert(0, 'n'));
+    let R::Array(replies) = c.call(&insert) else {
+        panic!("an array")
+    };
+    assert!(replies.iter().all(|r| matches!(r, R::Int(-1 | 1))) && replies.contains(&R::Int(-1)));
+    let info = c.q("CF.INFO c");
+    assert!(matches!(info, R::Map(_)));
+    assert_eq!(
+        info.field("Bucket size"),
+        R::Int(c.q("CF.INFO c").field("Bucket size").int())
+    );
+
+    assert_eq!(c.q("BF.ADD b a"), t);
+    assert_eq!(c.q("BF.MADD b a c"), R::Array(vec![f.clone(), t.clone()]));
+    assert_eq!(c.q("BF.EXISTS b a"), t);
+    assert_eq!(
+        c.q("BF.MEXISTS b a zz"),
+        R::Array(vec![t.clone(), f.clone()])
+    );
+    assert!(matches!(c.q("BF.INFO b"), R::Map(_)));
+    assert_eq!(
+        c.q("BF.INFO b items"),
+        R::Map(vec![
+            R::Simple("Number of items inserted".into()),
+            R::Int(2)
+        ])
+    );
+    assert_eq!(c.q("BF.RESERVE n 0.01 10 NONSCALING"), ok());
+    assert_eq!(
+        c.q("BF.INFO n expansion"),
+        R::Map(vec![R::Simple("Expansion rate".into()), R::Nil])
+    );
+}

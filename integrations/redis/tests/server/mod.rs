@@ -25,6 +25,10 @@ pub enum R {
     Nil,
     /// `*…`
     Array(Vec<R>),
+    /// `#t`, `#f` (RESP3)
+    Bool(bool),
+    /// `%…` (RESP3): keys and values, alternating
+    Map(Vec<R>),
 }
 
 impl R {
@@ -58,8 +62,8 @@ impl R {
 
     /// An `*INFO` reply as (field, value) pairs.
     pub fn pairs(&self) -> Vec<(String, R)> {
-        let R::Array(v) = self else {
-            panic!("expected an array, got {self:?}")
+        let (R::Array(v) | R::Map(v)) = self else {
+            panic!("expected an array or a map, got {self:?}")
         };
         v.chunks(2)
             .map(|p| match &p[0] {
@@ -143,6 +147,12 @@ impl Client {
                     return R::Nil;
                 }
                 R::Array((0..n).map(|_| self.read()).collect())
+            }
+            b'#' => R::Bool(body == "t"),
+            b'_' => R::Nil,
+            b'%' => {
+                let n: usize = body.parse().expect("a length");
+                R::Map((0..2 * n).map(|_| self.read()).collect())
             }
             other => panic!("unknown reply type {other:?}"),
         }
