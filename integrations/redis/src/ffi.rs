@@ -53,11 +53,11 @@ opaque!(
 pub type CmdFunc =
     unsafe extern "C" fn(*mut RedisModuleCtx, *mut *mut RedisModuleString, c_int) -> c_int;
 
-/// `RedisModuleTypeMethods` up to `free`: the fields of method version 1, all a server reads
-/// when `version` is 1.
+/// `RedisModuleTypeMethods` up to `defrag`: the fields of method version 3 (Redis 6.2 and
+/// later), all a server reads when `version` is 3.
 #[repr(C)]
 pub struct TypeMethods {
-    /// 1.
+    /// 3.
     pub version: u64,
     /// `rdb_load`.
     pub rdb_load: Option<unsafe extern "C" fn(*mut RedisModuleIO, c_int) -> *mut c_void>,
@@ -72,6 +72,28 @@ pub struct TypeMethods {
     pub digest: Option<unsafe extern "C" fn(*mut c_void, *mut c_void)>,
     /// `free`.
     pub free: Option<unsafe extern "C" fn(*mut c_void)>,
+    /// `aux_load` (unused).
+    pub aux_load: Option<unsafe extern "C" fn(*mut RedisModuleIO, c_int, c_int) -> c_int>,
+    /// `aux_save` (unused).
+    pub aux_save: Option<unsafe extern "C" fn(*mut RedisModuleIO, c_int)>,
+    /// `aux_save_triggers` (unused: 0).
+    pub aux_save_triggers: c_int,
+    /// `free_effort` (unused).
+    pub free_effort: Option<unsafe extern "C" fn(*mut RedisModuleString, *const c_void) -> usize>,
+    /// `unlink` (unused).
+    pub unlink: Option<unsafe extern "C" fn(*mut RedisModuleString, *const c_void)>,
+    /// `copy` (`COPY`).
+    pub copy: Option<
+        unsafe extern "C" fn(
+            *mut RedisModuleString,
+            *mut RedisModuleString,
+            *const c_void,
+        ) -> *mut c_void,
+    >,
+    /// `defrag` (unused).
+    pub defrag: Option<
+        unsafe extern "C" fn(*mut c_void, *mut RedisModuleString, *mut *mut c_void) -> c_int,
+    >,
 }
 
 type GetApi = unsafe extern "C" fn(*const c_char, *mut c_void) -> c_int;
@@ -663,6 +685,19 @@ pub mod callback {
         // SAFETY: the caller's promise.
         let v = unsafe { &*value.cast::<T>() };
         catch_unwind(AssertUnwindSafe(|| size(v))).unwrap_or(0)
+    }
+
+    /// `copy`: a clone of the value (`None` if cloning panicked: `COPY` then fails).
+    ///
+    /// # Safety
+    /// Redis's `value` argument to `copy` of a type whose values are `Box<T>`s.
+    pub unsafe fn copy<T: Clone>(value: *const c_void) -> *mut c_void {
+        // SAFETY: the caller's promise.
+        let v = unsafe { &*value.cast::<T>() };
+        match catch_unwind(AssertUnwindSafe(|| Box::new(v.clone()))) {
+            Ok(b) => Box::into_raw(b).cast(),
+            Err(_) => null_mut(),
+        }
     }
 
     /// `free`.

@@ -159,6 +159,16 @@ unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
     unsafe { ffi::callback::mem_usage(value, Value::mem_usage) }
 }
 
+/// `copy` (the `COPY` command): a clone.
+unsafe extern "C" fn copy(
+    _from: *mut RedisModuleString,
+    _to: *mut RedisModuleString,
+    value: *const c_void,
+) -> *mut c_void {
+    // SAFETY: Redis's argument; the values of both types are `Box<Value>`s.
+    unsafe { ffi::callback::copy::<Value>(value) }
+}
+
 /// `free`.
 unsafe extern "C" fn free(value: *mut c_void) {
     // SAFETY: Redis's argument; the values of both types are `Box<Value>`s.
@@ -169,13 +179,20 @@ fn methods(
     aof: unsafe extern "C" fn(*mut RedisModuleIO, *mut RedisModuleString, *mut c_void),
 ) -> TypeMethods {
     TypeMethods {
-        version: 1,
+        version: 3,
         rdb_load: Some(rdb_load),
         rdb_save: Some(rdb_save),
         aof_rewrite: Some(aof),
         mem_usage: Some(mem_usage),
         digest: None,
         free: Some(free),
+        aux_load: None,
+        aux_save: None,
+        aux_save_triggers: 0,
+        free_effort: None,
+        unlink: None,
+        copy: Some(copy),
+        defrag: None,
     }
 }
 

@@ -15,7 +15,7 @@ pub const HEADER_LEN: usize = 48;
 pub const CHUNK: usize = 1 << 20;
 
 /// A filter of fixed size (`NONSCALING`, `EXPANSION 0`) or a growable one.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum Filter {
     /// A `CuckooFilter`.
     Fixed(CuckooFilter),
@@ -108,7 +108,7 @@ impl Header {
 }
 
 /// A key's value: a filter, or one being assembled by `LOADCHUNK`.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Value {
     /// The counters.
     pub meta: Meta,
@@ -117,7 +117,7 @@ pub struct Value {
 }
 
 /// A filter, or the bytes of one arriving in chunks.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum State {
     /// A usable filter.
     Ready(Filter),

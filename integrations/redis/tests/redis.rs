@@ -610,6 +610,24 @@ fn debug_reload_rdb_restart_and_dump_restore_keep_every_answer() {
         );
     }
     assert_eq!(answers(&mut c, &keys), before, "after DUMP/RESTORE");
+
+    // COPY: the same bytes, then independent.
+    for key in &keys {
+        let copy = format!("{key}:copy");
+        assert_eq!(c.call(&["COPY", key, &copy]), R::Int(1));
+        let kind = &key[..2].to_uppercase();
+        assert_eq!(scandump(&mut c, kind, &copy), scandump(&mut c, kind, key));
+        c.call(&[
+            format!("{kind}.ADD"),
+            copy.clone(),
+            "only-in-the-copy".into(),
+        ]);
+        assert_eq!(
+            c.call(&[format!("{kind}.EXISTS"), copy, "only-in-the-copy".into()]),
+            R::Int(1)
+        );
+    }
+    assert_eq!(answers(&mut c, &keys), before, "after COPY");
     assert!(s.alive());
 }
 
