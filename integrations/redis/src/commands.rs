@@ -144,6 +144,7 @@ fn new_cf(p: &CfParams) -> Result<Value, Error> {
     Ok(Value::new(
         filter,
         Meta {
+            bloom: false,
             expansion: p.expansion as u64,
             deleted: 0,
             max_iterations,
@@ -160,6 +161,7 @@ fn new_bf(capacity: i64, error_rate: f64, expansion: Option<i64>) -> Result<Valu
     Ok(Value::new(
         filter,
         Meta {
+            bloom: true,
             expansion: expansion.unwrap_or(0) as u64,
             deleted: 0,
             max_iterations: u64::from(cuckoo_sst::DEFAULT_MAX_KICKS),
@@ -816,6 +818,14 @@ pub fn loadchunk(ctx: Ctx, args: &[Arg], kind: Kind) {
             return ctx.error(strerror(s));
         }
         let header = match Header::decode(data) {
+            Ok(h) if h.meta.bloom != (kind == Kind::Bf) => {
+                let other = if h.meta.bloom { "BF" } else { "CF" };
+                ctx.log(
+                    c"warning",
+                    &format!("cuckoo-sst: LOADCHUNK: a dump of a {other} key"),
+                );
+                return ctx.error("Invalid header");
+            }
             Ok(h) => h,
             Err(e) => {
                 ctx.log(c"warning", &format!("cuckoo-sst: LOADCHUNK: {e}"));

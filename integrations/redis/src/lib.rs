@@ -87,23 +87,34 @@ const COMMANDS: &[(&CStr, ffi::CmdFunc, &CStr)] = &[
 ];
 
 /// `rdb_load`: the dump header and the filter's FORMAT.md bytes, two string buffers, checked
-/// whole (`from_bytes`); a damaged entry fails the load.
-unsafe extern "C" fn rdb_load(io: *mut RedisModuleIO, encver: c_int) -> *mut c_void {
-    fn load(io: Io, encver: c_int) -> Option<Value> {
-        if encver != ENCVER {
-            io.log_error(&format!(
-                "cuckoo-sst: RDB encoding version {encver}, this module reads {ENCVER}"
-            ));
-            return None;
-        }
-        let header = io.load_buffer()?;
-        let bytes = io.load_buffer()?;
-        Value::from_dump(&header, bytes)
-            .map_err(|e| io.log_error(&format!("cuckoo-sst: a damaged filter in the RDB: {e}")))
-            .ok()
+/// whole (`from_bytes`); a damaged entry, or one of the other kind, fails the load.
+fn rdb_load(io: Io, encver: c_int, kind: Kind) -> Option<Value> {
+    if encver != ENCVER {
+        io.log_error(&format!(
+            "cuckoo-sst: RDB encoding version {encver}, this module reads {ENCVER}"
+        ));
+        return None;
     }
+    let header = io.load_buffer()?;
+    let bytes = io.load_buffer()?;
+    let v = Value::from_dump(&header, bytes)
+        .map_err(|e| io.log_error(&format!("cuckoo-sst: a damaged filter in the RDB: {e}")))
+        .ok()?;
+    if v.meta.bloom != (kind == Kind::Bf) {
+        io.log_error("cuckoo-sst: a damaged filter in the RDB: a dump of the other kind");
+        return None;
+    }
+    Some(v)
+}
+
+unsafe extern "C" fn cf_rdb_load(io: *mut RedisModuleIO, encver: c_int) -> *mut c_void {
     // SAFETY: Redis calls rdb_load with its stream.
-    unsafe { ffi::callback::rdb_load(io, encver, load) }
+    unsafe { ffi::callback::rdb_load(io, encver, |io, v| rdb_load(io, v, Kind::Cf)) }
+}
+
+unsafe extern "C" fn bf_rdb_load(io: *mut RedisModuleIO, encver: c_int) -> *mut c_void {
+    // SAFETY: Redis calls rdb_load with its stream.
+    unsafe { ffi::callback::rdb_load(io, encver, |io, v| rdb_load(io, v, Kind::Bf)) }
 }
 
 /// `rdb_save`: the dump header and the filter's bytes.
@@ -176,11 +187,12 @@ unsafe extern "C" fn free(value: *mut c_void) {
 }
 
 fn methods(
+    load: unsafe extern "C" fn(*mut RedisModuleIO, c_int) -> *mut c_void,
     aof: unsafe extern "C" fn(*mut RedisModuleIO, *mut RedisModuleString, *mut c_void),
 ) -> TypeMethods {
     TypeMethods {
         version: 3,
-        rdb_load: Some(rdb_load),
+        rdb_load: Some(load),
         rdb_save: Some(rdb_save),
         aof_rewrite: Some(aof),
         mem_usage: Some(mem_usage),
@@ -201,8 +213,18 @@ fn on_load(ctx: Ctx) -> Result<(), String> {
     // SAFETY: every callback of `methods` takes the values as `Box<Value>`s, and `rdb_load`
     // makes `Box<Value>`s.
     unsafe {
-        CF_TYPE.register(ctx, c"CKSST-CF1", ENCVER, &mut methods(cf_aof_rewrite))?;
-        BF_TYPE.register(ctx, c"CKSST-BF1", ENCVER, &mut methods(bf_aof_rewrite))?;
+        CF_TYPE.register(
+            ctx,
+            c"CKSST-CF1",
+            ENCVER,
+            &mut methods(cf_rdb_load, cf_aof_rewrite),
+        )?;
+        BF_TYPE.register(
+            ctx,
+            c"CKSST-BF1",
+            ENCVER,
+            &mut methods(bf_rdb_load, bf_aof_rewrite),
+        )?;
     }
     for &(name, f, flags) in COMMANDS {
         ctx.create_command(name, f, flags)?;

@@ -26,6 +26,9 @@ pub enum Filter {
 /// What RedisBloom reports and the filter's bytes do not hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Meta {
+    /// Whether the key is a BF key (made by `BF.*`), not a CF key: kept in the dump so that
+    /// one kind's dump does not load as the other.
+    pub bloom: bool,
     /// The `EXPANSION` asked for (reported; growth is in place whatever it is).
     pub expansion: u64,
     /// Successful deletes (`CF.INFO`'s "Number of items deleted").
@@ -46,13 +49,15 @@ pub struct Header {
 }
 
 impl Header {
-    /// The 48 bytes: magic, version (u16), flags (u16, bit 0: growable), 4 zero bytes, then
+    /// The 48 bytes: magic, version (u16), flags (u16, bit 0: growable, bit 1: a BF key), 4
+    /// zero bytes, then
     /// total, expansion, deleted and max_iterations (u64 each), all little-endian.
     pub fn encode(&self) -> [u8; HEADER_LEN] {
         let mut h = [0u8; HEADER_LEN];
         h[..8].copy_from_slice(&MAGIC);
         h[8..10].copy_from_slice(&DUMP_VERSION.to_le_bytes());
-        h[10..12].copy_from_slice(&u16::from(self.growable).to_le_bytes());
+        let flags = u16::from(self.growable) | u16::from(self.meta.bloom) << 1;
+        h[10..12].copy_from_slice(&flags.to_le_bytes());
         h[16..24].copy_from_slice(&self.total.to_le_bytes());
         h[24..32].copy_from_slice(&self.meta.expansion.to_le_bytes());
         h[32..40].copy_from_slice(&self.meta.deleted.to_le_bytes());
@@ -64,7 +69,7 @@ impl Header {
     ///
     /// ```
     /// use cuckoo_sst_redis::value::{Header, Meta};
-    /// let meta = Meta { expansion: 1, deleted: 0, max_iterations: 500 };
+    /// let meta = Meta { bloom: false, expansion: 1, deleted: 0, max_iterations: 500 };
     /// let h = Header { growable: true, total: 1000, meta };
     /// assert_eq!(Header::decode(&h.encode()), Ok(h));
     /// assert!(Header::decode(b"short").is_err());
@@ -88,7 +93,7 @@ impl Header {
             ));
         }
         let flags = u16::from_le_bytes([bytes[10], bytes[11]]);
-        if flags > 1 || bytes[12..16] != [0; 4] {
+        if flags > 3 || bytes[12..16] != [0; 4] {
             return Err("unknown flags".into());
         }
         let total = u64_at(16);
@@ -96,9 +101,10 @@ impl Header {
             return Err("no filter bytes".into());
         }
         Ok(Header {
-            growable: flags == 1,
+            growable: flags & 1 == 1,
             total,
             meta: Meta {
+                bloom: flags & 2 == 2,
                 expansion: u64_at(24),
                 deleted: u64_at(32),
                 max_iterations: u64_at(40),
@@ -425,6 +431,7 @@ mod tests {
 
     fn meta() -> Meta {
         Meta {
+            bloom: true,
             expansion: 2,
             deleted: 3,
             max_iterations: 500,

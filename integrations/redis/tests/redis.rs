@@ -781,6 +781,14 @@ fn hostile_chunks_and_payloads_are_refused_and_nothing_is_lost() {
     let mut bad = header.clone();
     bad[0] ^= 1;
     assert_eq!(load(&mut c, "dst", 1, &bad).err(), "Invalid header");
+    // A CF key's dump is not a BF key's.
+    let r = c.call(&[
+        b"BF.LOADCHUNK".as_slice(),
+        b"dst",
+        hdr_iter.to_string().as_bytes(),
+        header,
+    ]);
+    assert_eq!(r.err(), "Invalid header");
     assert_eq!(c.q("EXISTS dst"), R::Int(0));
     // A header over an existing key: refused, the key unchanged.
     assert_eq!(
