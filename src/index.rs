@@ -14,7 +14,7 @@
 //! in its two buckets, which no split parts, so a hot key's entries would crowd them and the
 //! keys that share them until flushes failed. Its other runs are bits of its stash record, an
 //! exact map from the key's seeded hash to a run mask, asked only when the level answers for
-//! the key (so an absent key almost never pays for it).
+//! the key with two runs or more (so an absent key, or a key in one run, never pays for it).
 //!
 //! Its file is FORMAT.md §12 (`index/file.rs`: `to_bytes`, `save`, `from_bytes`,
 //! [`MappedRunIndex`]); its C ABI is `capi`'s `cksst_run_index_*`.
@@ -52,6 +52,8 @@ pub(crate) const LEVEL_RUNS_PER_KEY: u32 = 2;
 pub struct Runs<'a> {
     order: &'a [u64],
     ids: &'a [u32],
+    /// The run of each id (`MAX_RUNS` of them; `None`: free).
+    by_id: &'a [Option<u64>],
     /// One bit per id that may hold the key (live ids only).
     mask: u64,
     /// The bits of `mask` not yet returned: the iterator ends when none is left, without
@@ -76,7 +78,17 @@ impl Runs<'_> {
 impl Iterator for Runs<'_> {
     type Item = u64;
 
+    #[inline]
     fn next(&mut self) -> Option<u64> {
+        // One run left (a present key's usual answer): its id names it, with no walk of the
+        // order (`left` holds live ids only).
+        if self.left != 0
+            && self.left & (self.left - 1) == 0
+            && let Some(&Some(run)) = self.by_id.get(self.left.trailing_zeros() as usize)
+        {
+            self.left = 0;
+            return Some(run);
+        }
         while self.left != 0 && self.at < self.order.len() {
             let k = self.at;
             self.at += 1;
@@ -219,9 +231,10 @@ pub struct RunIndex {
     seed: u64,
     max_kicks: u32,
     /// The runs of keys in more than [`LEVEL_RUNS_PER_KEY`] runs beyond those their level
-    /// entries name: seeded hash → one bit per id (nonzero, live ids only). Every key here has
-    /// an entry in the level, so a lookup asks the stash only when the level answers for the
-    /// key (an absent key almost never; [`restore_stash`](Self::restore_stash) keeps it so).
+    /// entries name: seeded hash → one bit per id (nonzero, live ids only). The level answers
+    /// every key here with at least `LEVEL_RUNS_PER_KEY` ids, so a lookup asks the stash only
+    /// where it does (an absent key almost never, a key in one run never;
+    /// [`restore_stash`](Self::restore_stash) keeps it so).
     stash: BTreeMap<u64, u64>,
 }
 
@@ -610,6 +623,7 @@ impl RunIndex {
         Runs {
             order: &self.order,
             ids: &self.order_ids,
+            by_id: &self.ids,
             mask,
             left: mask,
             at: 0,
@@ -643,11 +657,12 @@ impl RunIndex {
     }
 
     /// The ids that may hold the key with seeded hash `s`: its level entries', and when the
-    /// level answers for it, its stash record's.
+    /// level answers for it with [`LEVEL_RUNS_PER_KEY`] ids or more (as it does for every
+    /// stashed key), its stash record's.
     #[inline]
     fn found(&self, s: u64) -> u64 {
         let found = self.level.payloads_of(s);
-        if found == 0 || self.stash.is_empty() {
+        if found.count_ones() < LEVEL_RUNS_PER_KEY || self.stash.is_empty() {
             found
         } else {
             found | self.stash.get(&s).copied().unwrap_or(0)
@@ -664,24 +679,28 @@ impl RunIndex {
         }
     }
 
-    /// After entries were swept out: a stashed key whose level entries were all swept gets one
-    /// of its stash runs back as a level entry, so that lookups, which ask the stash only when
-    /// the level answers, still find it.
+    /// After entries were swept out (or moved to another id): a stashed key the level answers
+    /// with fewer than [`LEVEL_RUNS_PER_KEY`] ids gets its stash runs back as level entries,
+    /// one at a time, until it has that many or its record is empty, so that lookups, which
+    /// ask the stash only where the level answers with that many ids, still find it.
     fn restore_stash(&mut self) -> Result<()> {
-        let lost: Vec<u64> = self
+        let short: Vec<u64> = self
             .stash
             .keys()
             .copied()
-            .filter(|&s| self.level.payloads_of(s) == 0)
+            .filter(|&s| self.level.payloads_of(s).count_ones() < LEVEL_RUNS_PER_KEY)
             .collect();
-        for s in lost {
-            let ids = self.stash[&s];
-            let id = ids.trailing_zeros();
-            self.insert(s, id)?;
-            if ids & (ids - 1) == 0 {
-                self.stash.remove(&s);
-            } else {
-                self.stash.insert(s, ids & (ids - 1));
+        for s in short {
+            while self.level.payloads_of(s).count_ones() < LEVEL_RUNS_PER_KEY {
+                let Some(&ids) = self.stash.get(&s) else {
+                    break;
+                };
+                self.insert(s, ids.trailing_zeros())?;
+                if ids & (ids - 1) == 0 {
+                    self.stash.remove(&s);
+                } else {
+                    self.stash.insert(s, ids & (ids - 1));
+                }
             }
         }
         Ok(())
@@ -911,6 +930,45 @@ mod tests {
                 KeyHash::from_u64(crate::hash::fmix64_inverse(s) ^ index.seed)
             })
             .collect()
+    }
+
+    /// Keys the level cannot tell apart (every bit its entries and addresses use is the same;
+    /// they differ in bit 50 only) share entries: key 1's flush into run 12 finds the ids of
+    /// runs 10 (its own) and 11 (key 2's entry), so run 12 goes to its stash record. When run
+    /// 11 is dropped, key 1 is answered with one id only, and lookups would no longer ask its
+    /// record: the sweep gives the record's run back to the level. Then every run of key 1 is
+    /// found, through drops and a compaction, owned and from its file.
+    #[test]
+    fn a_stash_record_outlives_the_entries_that_put_it_there() {
+        let mut index = RunIndex::new(Config::new(1_000).seed(6)).unwrap();
+        let twin = |bit: u64| {
+            let s = 0x1234_5678_9ABC_DEF0u64 & !(1 << 50) | bit << 50;
+            KeyHash::from_u64(crate::hash::fmix64_inverse(s) ^ index.seed)
+        };
+        let (k1, k2) = (twin(0), twin(1));
+        index.add_run(10, &[k1, h(1)]).unwrap();
+        index.add_run(11, &[k2, h(2)]).unwrap();
+        assert_eq!(index.runs_for_hash(k1).collect::<Vec<_>>(), [11, 10]);
+        index.add_run(12, &[k1, h(3)]).unwrap();
+        assert_eq!(index.stashed_keys(), 1);
+        assert_eq!(index.runs_for_hash(k1).collect::<Vec<_>>(), [12, 11, 10]);
+        assert!(index.drop_run(11));
+        assert_eq!(index.stashed_keys(), 0);
+        assert_eq!(index.runs_for_hash(k1).collect::<Vec<_>>(), [12, 10]);
+        index.add_run(13, &[k1, k2]).unwrap();
+        index.add_run(14, &[k1]).unwrap();
+        let mapped = crate::MappedRunIndex::from_shared(index.to_bytes().into()).unwrap();
+        for x in [&index, &RunIndex::from_bytes(&index.to_bytes()).unwrap()] {
+            assert_eq!(x.runs_for_hash(k1).collect::<Vec<_>>(), [14, 13, 12, 10]);
+        }
+        assert_eq!(
+            mapped.runs_for_hash(k1).collect::<Vec<_>>(),
+            [14, 13, 12, 10]
+        );
+        // Runs 13 and 14 merged into 15, keeping key 1 only; run 10 dropped.
+        index.compact(&[14, 13], 15, &[k1]).unwrap();
+        assert!(index.drop_run(10));
+        assert_eq!(index.runs_for_hash(k1).collect::<Vec<_>>(), [15, 12]);
     }
 
     /// A compaction that fails part-way (`Full`: the engine's list names keys no merged run

@@ -6,6 +6,7 @@ use cuckoo_sst::{Config, Error, KeyHash, MappedRunIndex, RunIndex};
 use std::collections::HashMap;
 
 const GOLDEN: &[u8] = include_bytes!("data/golden-run-index-v1.ckri");
+const GOLDEN_STASH: &[u8] = include_bytes!("data/golden-run-index-v1-stash.ckri");
 
 fn h(i: u64) -> KeyHash {
     KeyHash::of(&i.to_le_bytes())
@@ -316,6 +317,88 @@ fn write_golden() {
         .add_run(15, &(100..120).map(key).collect::<Vec<_>>())
         .unwrap();
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-run-index-v1.ckri");
+    index.save(&path).unwrap();
+    println!("{}", path.display());
+}
+
+/// The runs of the stash golden file ([`write_golden_stash`]): runs 20 to 25 flushed, each
+/// with the hot keys 0..3 and 30 keys of its own (keys of run `r`: `r·100 .. r·100 + 30`), run
+/// 22 dropped, runs 23 and 24 compacted into 26 keeping everything; newest first.
+fn stash_golden_runs() -> (Vec<u64>, Vec<(u64, Vec<u32>)>) {
+    let order = vec![25, 26, 21, 20];
+    let own = |r: u32| (r * 100..r * 100 + 30).collect::<Vec<u32>>();
+    let mut holds = vec![];
+    for (run, from) in [
+        (25u64, vec![25]),
+        (26, vec![23, 24]),
+        (21, vec![21]),
+        (20, vec![20]),
+    ] {
+        let mut keys: Vec<u32> = (0..3).collect();
+        for r in from {
+            keys.extend(own(r));
+        }
+        holds.push((run, keys));
+    }
+    (order, holds)
+}
+
+/// The stash golden file (FORMAT.md §12.2's stash table, with records): read by every later
+/// version with the same runs and answers (the hot keys in every run, newest first), and
+/// written again byte for byte.
+#[test]
+fn the_stash_golden_run_index_reads_with_its_answers_and_writes_byte_for_byte() {
+    let index = RunIndex::from_bytes(GOLDEN_STASH).unwrap();
+    assert_eq!(index.to_bytes(), GOLDEN_STASH);
+    assert!(index.stashed_keys() >= 3, "{}", index.stashed_keys());
+    let (order, holds) = stash_golden_runs();
+    assert_eq!(index.runs(), &order[..]);
+    let mapped = MappedRunIndex::from_shared(GOLDEN_STASH.into()).unwrap();
+    mapped.verify().unwrap();
+    let key = |i: u32| format!("grs-{i:05}");
+    for hot in 0..3 {
+        let k = key(hot);
+        assert_eq!(
+            index.runs_for(k.as_bytes()).collect::<Vec<_>>(),
+            order,
+            "{k}"
+        );
+        assert_eq!(
+            mapped.runs_for(k.as_bytes()).collect::<Vec<_>>(),
+            order,
+            "{k}"
+        );
+    }
+    for (run, keys) in &holds {
+        for &i in keys {
+            let k = key(i);
+            let got: Vec<u64> = index.runs_for(k.as_bytes()).collect();
+            assert!(got.contains(run), "{k}: {got:?}");
+            assert_eq!(mapped.runs_for(k.as_bytes()).collect::<Vec<_>>(), got);
+        }
+    }
+}
+
+/// The program that wrote `tests/data/golden-run-index-v1-stash.ckri` (to cargo's scratch
+/// directory): `cargo test --test run_index_file -- --ignored --nocapture write_golden_stash`.
+#[test]
+#[ignore]
+fn write_golden_stash() {
+    let key = |i: u32| KeyHash::of(format!("grs-{i:05}").as_bytes());
+    let mut index = RunIndex::new(Config::new(64).seed(2027)).unwrap();
+    for r in 20..26u32 {
+        let keys: Vec<KeyHash> = (0..3).chain(r * 100..r * 100 + 30).map(key).collect();
+        index.add_run(u64::from(r), &keys).unwrap();
+    }
+    assert!(index.drop_run(22));
+    let kept: Vec<KeyHash> = (0..3)
+        .chain(2300..2330)
+        .chain(2400..2430)
+        .map(key)
+        .collect();
+    index.compact(&[23, 24], 26, &kept).unwrap();
+    let path =
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden-run-index-v1-stash.ckri");
     index.save(&path).unwrap();
     println!("{}", path.display());
 }

@@ -110,6 +110,8 @@ struct Parsed {
     /// The runs, newest first, and their ids.
     order: Vec<u64>,
     order_ids: Vec<u32>,
+    /// The run of each id (`MAX_RUNS` of them; `None`: free).
+    by_id: Vec<Option<u64>>,
     digest: u64,
     /// The stash records' bytes in the file (FORMAT.md §12.3), padding left out.
     stash: std::ops::Range<usize>,
@@ -445,6 +447,13 @@ fn parse(bytes: &[u8]) -> Result<Parsed> {
         geo,
         counts,
         stale: flags & FLAG_STALE != 0,
+        by_id: {
+            let mut by_id = vec![None; MAX_RUNS];
+            for (&run, &id) in order.iter().zip(&order_ids) {
+                by_id[id as usize] = Some(run);
+            }
+            by_id
+        },
         order,
         order_ids,
         digest,
@@ -1017,10 +1026,11 @@ impl MappedRunIndex {
             u64::MAX
         } else {
             let found = crate::stretch::payloads_in(&p.geo, &p.lookup, self.region(), seeded);
-            if found == 0 || p.stash.is_empty() {
+            if found.count_ones() < 2 || p.stash.is_empty() {
                 found
             } else {
-                // The stash is asked only where the level answers (FORMAT.md §12.3).
+                // The stash is asked only where the level answers with two ids or more
+                // (FORMAT.md §12.3).
                 found | stash_ids(&self.bytes.as_slice()[p.stash.clone()], seeded)
             }
         };
@@ -1028,6 +1038,7 @@ impl MappedRunIndex {
         Runs {
             order: &p.order,
             ids: &p.order_ids,
+            by_id: &p.by_id,
             mask,
             left: mask,
             at: 0,
