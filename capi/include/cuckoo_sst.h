@@ -848,7 +848,8 @@ size_t cksst_run_index_run_count(const cksst_run_index *index);
 // `index` is NULL or a live run index no other thread changes meanwhile.
 size_t cksst_run_index_len(const cksst_run_index *index);
 
-// Bytes of the index's bucket table (0 for NULL); its file takes a few hundred more.
+// Bytes of the index's bucket table and stash records (0 for NULL); its file takes a few
+// hundred more.
 //
 // # Safety
 // `index` is NULL or a live run index no other thread changes meanwhile.
@@ -976,7 +977,8 @@ int cksst_mapped_run_index_runs(const cksst_mapped_run_index *mapped,
 // `mapped` is NULL or a live mapped run index.
 size_t cksst_mapped_run_index_run_count(const cksst_mapped_run_index *mapped);
 
-// Entries in the index, from the file's header (0 for NULL).
+// Entries in the index, from the file's header and stash table (0 for NULL), as
+// [`cksst_run_index_len`] counts them.
 //
 // # Safety
 // `mapped` is NULL or a live mapped run index.

@@ -2757,7 +2757,8 @@ pub unsafe extern "C" fn cksst_run_index_len(index: *const cksst_run_index) -> u
     unsafe { index.as_ref() }.map_or(0, |x| x.inner.len())
 }
 
-/// Bytes of the index's bucket table (0 for NULL); its file takes a few hundred more.
+/// Bytes of the index's bucket table and stash records (0 for NULL); its file takes a few
+/// hundred more.
 ///
 /// # Safety
 /// `index` is NULL or a live run index no other thread changes meanwhile.
@@ -3054,7 +3055,8 @@ pub unsafe extern "C" fn cksst_mapped_run_index_run_count(
     unsafe { mapped.as_ref() }.map_or(0, |m| m.inner.runs().len())
 }
 
-/// Entries in the index, from the file's header (0 for NULL).
+/// Entries in the index, from the file's header and stash table (0 for NULL), as
+/// [`cksst_run_index_len`] counts them.
 ///
 /// # Safety
 /// `mapped` is NULL or a live mapped run index.
