@@ -244,9 +244,36 @@ impl ScalableCuckooFilter {
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
     pub fn new(config: Config) -> Result<ScalableCuckooFilter> {
+        let (mut f, geo, share) = Self::plan(&config)?;
+        let level = StretchLevel::new(geo, f.seed, f.max_kicks, share)?;
+        f.levels.push(Level::Stretch(level));
+        Ok(f)
+    }
+
+    /// The bytes of the file [`new`](Self::new) makes for `config` (its first level, sized for
+    /// the capacity; [`size_in_bytes`](Self::size_in_bytes) of the new filter), computed
+    /// without building it: for refusing a filter too large before its memory is touched, as
+    /// [`Config::size_in_bytes`] does for a [`CuckooFilter`](crate::CuckooFilter). `Err` for a
+    /// configuration [`new`](Self::new) refuses.
+    ///
+    /// ```
+    /// use cuckoo_sst::{Config, ScalableCuckooFilter};
+    /// let c = Config::new(100_000);
+    /// assert_eq!(ScalableCuckooFilter::size_for(&c)?, ScalableCuckooFilter::new(c.clone())?.size_in_bytes());
+    /// assert!(ScalableCuckooFilter::size_for(&c.max_bytes(4096)).is_err());
+    /// # Ok::<(), cuckoo_sst::Error>(())
+    /// ```
+    pub fn size_for(config: &Config) -> Result<usize> {
+        let (f, geo, _) = Self::plan(config)?;
+        Ok(f.file_len_with(0, geo.table_bytes()))
+    }
+
+    /// A chain of no levels for `config` and the geometry and share of its first level, or the
+    /// error [`new`](Self::new) returns; nothing is allocated.
+    fn plan(config: &Config) -> Result<(ScalableCuckooFilter, Geometry, f64)> {
         let chain = config.chain_params()?;
         config.geometry()?; // every setting checked as for a single filter
-        let mut f = ScalableCuckooFilter {
+        let f = ScalableCuckooFilter {
             levels: Vec::new(),
             target_fpr: config.fpr,
             chain,
@@ -277,9 +304,7 @@ impl ScalableCuckooFilter {
             }
             Err(GrowthLimit::MaxLevels { .. }) => unreachable!("no level yet"),
         };
-        let level = StretchLevel::new(geo, f.seed, f.max_kicks, share)?;
-        f.levels.push(Level::Stretch(level));
-        Ok(f)
+        Ok((f, geo, share))
     }
 
     /// The bucket size and encoding of new levels.

@@ -110,6 +110,32 @@ pub use mmap::MappedFilter;
 pub use table::Encoding;
 pub use view::FilterRef;
 
+/// Whether a growing table (a [`ScalableCuckooFilter`]'s newest level, a [`RunIndex`]'s) moves
+/// into an anonymous memory map once it passes 1 MiB, as it does by default on Linux, or stays
+/// on the heap.
+///
+/// In a map, growth extends the map with `mremap`: the kernel moves pages and no insert waits
+/// for a copy of the table. On the heap, each geometric step of the growth copies the table,
+/// but every byte goes through the global allocator — what an embedder that accounts for
+/// memory through its allocator needs (the Redis module turns maps off so that `used_memory`
+/// and `maxmemory` see its filters). The setting is process-wide and applies to growth from
+/// then on; a table already in a map stays there. Answers never depend on it.
+///
+/// ```
+/// use cuckoo_sst::{Config, ScalableCuckooFilter};
+/// cuckoo_sst::set_anonymous_maps(false);
+/// let mut f = ScalableCuckooFilter::new(Config::new(1_000))?;
+/// for i in 0..300_000u32 {
+///     f.insert(&i.to_le_bytes())?; // past 1 MiB, on the heap
+/// }
+/// assert!((0..300_000u32).all(|i| f.contains(&i.to_le_bytes())));
+/// cuckoo_sst::set_anonymous_maps(true); // the default again
+/// # Ok::<(), cuckoo_sst::Error>(())
+/// ```
+pub fn set_anonymous_maps(enabled: bool) {
+    table::set_anonymous_maps(enabled);
+}
+
 /// The README's example runs as a doc test.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -12,6 +12,8 @@
 //! within this VM's noise, single or batched, so no advice is given.)
 #![allow(unsafe_code)]
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use super::CACHE_LINE;
 use crate::error::{Error, Result};
 
@@ -69,11 +71,9 @@ impl TableBuf {
         }
     }
 
-    /// Grows (or shrinks) the buffer to `bytes` bytes (a multiple of 64), new bytes zero;
-    /// `OutOfMemory` instead of an abort. Growth reserves ahead geometrically, so a level
-    /// growing a bucket at a time reallocates a logarithmic number of times; past
-    /// [`MAP_FROM`] (on Linux) a reallocation moves pages, not bytes.
-    pub(crate) fn resize(&mut self, bytes: usize) -> Result<()> {
+    /// [`resize`](Self::resize), moving into a map past [`MAP_FROM`] only if `maps` (on
+    /// Linux): new bytes zero, growth ahead geometrically, `OutOfMemory` instead of an abort.
+    fn resize_in(&mut self, bytes: usize, maps: bool) -> Result<()> {
         debug_assert_eq!(bytes % CACHE_LINE, 0);
         if bytes <= self.bytes().len() {
             self.shrink(bytes);
@@ -88,7 +88,7 @@ impl TableBuf {
                 if lines > v.capacity() {
                     let ahead = lines.max(v.len() + v.len() / 2);
                     #[cfg(target_os = "linux")]
-                    if ahead * CACHE_LINE >= MAP_FROM {
+                    if maps && ahead * CACHE_LINE >= MAP_FROM {
                         let mut map =
                             memmap2::MmapMut::map_anon(ahead * CACHE_LINE).map_err(|_| oom())?;
                         let old: &[u8] = bytemuck::cast_slice(v);
@@ -134,6 +134,24 @@ impl TableBuf {
             Store::Map { map, len } => &mut map[..*len],
         }
     }
+
+    /// Grows (or shrinks) the buffer to `bytes` bytes (a multiple of 64), new bytes zero;
+    /// `OutOfMemory` instead of an abort. Growth reserves ahead geometrically, so a level
+    /// growing a bucket at a time reallocates a logarithmic number of times; past
+    /// [`MAP_FROM`] (on Linux, unless [`set_anonymous_maps`] turned maps off) a reallocation
+    /// moves pages, not bytes.
+    pub(crate) fn resize(&mut self, bytes: usize) -> Result<()> {
+        self.resize_in(bytes, MAPS.load(Ordering::Relaxed))
+    }
+}
+
+/// Whether growing regions move into anonymous maps ([`set_anonymous_maps`]).
+static MAPS: AtomicBool = AtomicBool::new(true);
+
+/// Whether a growing table moves into an anonymous memory map once it passes 1 MiB (on Linux;
+/// the default) or stays on the heap. See [`crate::set_anonymous_maps`].
+pub fn set_anonymous_maps(enabled: bool) {
+    MAPS.store(enabled, Ordering::Relaxed);
 }
 
 /// The owned bucket region of a filter whose table never grows (a [`CuckooFilter`]'s): on the
@@ -236,6 +254,30 @@ mod tests {
             c.bytes_mut()[0] = 1;
             assert_ne!(c, t);
         }
+    }
+
+    /// With maps off ([`set_anonymous_maps`]), a region grown past [`MAP_FROM`] stays on the
+    /// heap, its bytes kept and its new bytes zero, across several reallocations.
+    #[test]
+    fn with_maps_off_a_growing_region_stays_on_the_heap() {
+        let mut t = TableBuf::zeroed(64).unwrap();
+        t.bytes_mut()[0] = 7;
+        let mut at = 64;
+        while at < 3 * MAP_FROM {
+            at += 64 * 97;
+            t.resize_in(at, false).unwrap();
+            let b = t.bytes_mut();
+            assert_eq!(b.len(), at);
+            assert_eq!(b.as_ptr() as usize % CACHE_LINE, 0);
+            assert_eq!(b[at - 1], 0);
+            b[at - 1] = 1;
+        }
+        assert!(matches!(t.0, Store::Heap(_)));
+        assert_eq!(t.bytes()[0], 7);
+        assert_eq!(
+            t.bytes().iter().filter(|&&x| x == 1).count(),
+            (at - 64) / (64 * 97)
+        );
     }
 
     /// A region grown a line at a time from 64 bytes to past [`MAP_FROM`] (into the map on

@@ -28,7 +28,7 @@ pub(crate) mod semi;
 pub(crate) mod swar;
 
 use crate::error::{Error, Result};
-pub(crate) use buf::{FixedBuf, TableBuf};
+pub(crate) use buf::{FixedBuf, TableBuf, set_anonymous_maps};
 pub(crate) use codec::{Codec, Layout, with_codec};
 use raw::Region;
 
