@@ -4,6 +4,7 @@
 use cuckoo_sst::{Config, CuckooFilter, Error, ScalableCuckooFilter};
 
 use crate::ffi::{Arg, Ctx, DataType, Holds, Key};
+use crate::settings;
 use crate::value::{Added, ChunkError, Filter, Header, Meta, Value, scan_chunk};
 
 /// The data type of CF keys.
@@ -15,8 +16,6 @@ pub static BF_TYPE: DataType<Value> = DataType::new();
 const MAX_CAPACITY: i64 = 1 << 30;
 const CF_DEFAULT_CAPACITY: i64 = 1024;
 const CF_MIN_CAPACITY: i64 = 4;
-const BF_DEFAULT_CAPACITY: i64 = 100;
-const BF_DEFAULT_ERROR_RATE: f64 = 0.01;
 const BF_ERROR_RATE_CAP: f64 = 0.25;
 const BF_DEFAULT_EXPANSION: i64 = 2;
 const CF_DEFAULT_EXPANSION: i64 = 1;
@@ -94,8 +93,27 @@ fn store(ctx: Ctx, key: &mut Key, kind: Kind, v: Value) -> bool {
     true
 }
 
-/// The reply RedisBloom gives when making a filter fails.
-fn create_error(ctx: Ctx, kind: Kind, e: &Error) {
+/// Why a filter was not made.
+enum CreateError {
+    /// Larger than `MAX_KEY_BYTES` or `maxmemory`: the reply says which.
+    TooLarge(String),
+    /// The library refused (a layout no slot width meets, out of memory).
+    Filter(Error),
+}
+
+impl From<Error> for CreateError {
+    fn from(e: Error) -> CreateError {
+        CreateError::Filter(e)
+    }
+}
+
+/// The reply when making a filter fails: RedisBloom's for its failures, a clear error for a
+/// filter the limits forbid.
+fn create_error(ctx: Ctx, kind: Kind, e: &CreateError) {
+    let e = match e {
+        CreateError::TooLarge(msg) => return ctx.error(msg),
+        CreateError::Filter(e) => e,
+    };
     ctx.log(
         c"warning",
         &format!("cuckoo-sst: could not create a filter: {e}"),
@@ -104,6 +122,38 @@ fn create_error(ctx: Ctx, kind: Kind, e: &Error) {
         (Error::OutOfMemory { .. }, _) => ctx.error("ERR Insufficient memory to create filter"),
         (_, Kind::Cf) => ctx.error("ERR Could not create filter"),
         (_, Kind::Bf) => ctx.error("ERR could not create filter"),
+    }
+}
+
+/// `Err` with the reply when a filter of `bytes` bytes is larger than the module's
+/// `MAX_KEY_BYTES` or the server's `maxmemory`: checked before its memory is touched.
+fn check_size(ctx: Ctx, bytes: u64) -> Result<(), CreateError> {
+    let limit = settings::get().max_key_bytes;
+    if limit != 0 && bytes > limit {
+        return Err(CreateError::TooLarge(format!(
+            "ERR the filter would take {bytes} bytes, more than MAX_KEY_BYTES ({limit}): \
+             lower the capacity or raise the module's MAX_KEY_BYTES"
+        )));
+    }
+    let maxmemory = ctx.maxmemory();
+    if maxmemory != 0 && bytes > maxmemory {
+        return Err(CreateError::TooLarge(format!(
+            "ERR the filter would take {bytes} bytes, more than maxmemory ({maxmemory})"
+        )));
+    }
+    Ok(())
+}
+
+/// A fixed filter, or a growable one that stops growing at `MAX_KEY_BYTES`, once its size
+/// passed [`check_size`].
+fn make_filter(ctx: Ctx, config: Config, growable: bool) -> Result<Filter, CreateError> {
+    if growable {
+        check_size(ctx, ScalableCuckooFilter::size_for(&config)? as u64)?;
+        let config = config.max_bytes(settings::get().max_key_bytes);
+        Ok(Filter::Growable(ScalableCuckooFilter::new(config)?))
+    } else {
+        check_size(ctx, config.size_in_bytes()? as u64)?;
+        Ok(Filter::Fixed(CuckooFilter::new(config)?))
     }
 }
 
@@ -125,7 +175,7 @@ fn bucket_size_for(b: i64) -> usize {
     }
 }
 
-fn new_cf(p: &CfParams) -> Result<Value, Error> {
+fn new_cf(ctx: Ctx, p: &CfParams) -> Result<Value, CreateError> {
     let mut config = Config::new(p.capacity as usize).false_positive_rate(CF_ERROR_RATE);
     if let Some(b) = p.bucket_size {
         config = config.bucket_size(b);
@@ -136,11 +186,7 @@ fn new_cf(p: &CfParams) -> Result<Value, Error> {
     let max_iterations = p
         .max_iterations
         .map_or(u64::from(cuckoo_sst::DEFAULT_MAX_KICKS), |m| m as u64);
-    let filter = if p.expansion == 0 {
-        Filter::Fixed(CuckooFilter::new(config)?)
-    } else {
-        Filter::Growable(ScalableCuckooFilter::new(config)?)
-    };
+    let filter = make_filter(ctx, config, p.expansion != 0)?;
     Ok(Value::new(
         filter,
         Meta {
@@ -152,12 +198,14 @@ fn new_cf(p: &CfParams) -> Result<Value, Error> {
     ))
 }
 
-fn new_bf(capacity: i64, error_rate: f64, expansion: Option<i64>) -> Result<Value, Error> {
+fn new_bf(
+    ctx: Ctx,
+    capacity: i64,
+    error_rate: f64,
+    expansion: Option<i64>,
+) -> Result<Value, CreateError> {
     let config = Config::new(capacity as usize).false_positive_rate(error_rate);
-    let filter = match expansion {
-        None => Filter::Fixed(CuckooFilter::new(config)?),
-        Some(_) => Filter::Growable(ScalableCuckooFilter::new(config)?),
-    };
+    let filter = make_filter(ctx, config, expansion.is_some())?;
     Ok(Value::new(
         filter,
         Meta {
@@ -229,7 +277,7 @@ pub fn cf_reserve(ctx: Ctx, args: &[Arg]) {
     if s != Status::Empty {
         return ctx.error(strerror(s));
     }
-    match new_cf(&p) {
+    match new_cf(ctx, &p) {
         Ok(v) => {
             if store(ctx, &mut key, Kind::Cf, v) {
                 ctx.replicate_verbatim();
@@ -258,7 +306,7 @@ fn cf_insert_common(ctx: Ctx, key_arg: Arg, items: &[Arg], o: &CfInsert) {
                 max_iterations: None,
                 expansion: CF_DEFAULT_EXPANSION,
             };
-            match new_cf(&p) {
+            match new_cf(ctx, &p) {
                 Ok(v) => {
                     if !store(ctx, &mut key, Kind::Cf, v) {
                         return;
@@ -532,7 +580,12 @@ pub fn bf_reserve(ctx: Ctx, args: &[Arg]) {
     if s != Status::Empty {
         return ctx.error(strerror(s));
     }
-    match new_bf(capacity, error_rate, (!nonscaling).then_some(expansion)) {
+    match new_bf(
+        ctx,
+        capacity,
+        error_rate,
+        (!nonscaling).then_some(expansion),
+    ) {
         Ok(v) => {
             if store(ctx, &mut key, Kind::Bf, v) {
                 ctx.simple("OK");
@@ -556,8 +609,8 @@ struct BfInsert {
 impl BfInsert {
     fn new(multi: bool) -> BfInsert {
         BfInsert {
-            capacity: BF_DEFAULT_CAPACITY,
-            error_rate: BF_DEFAULT_ERROR_RATE,
+            capacity: settings::get().bf_initial_size,
+            error_rate: settings::get().bf_error_rate,
             autocreate: true,
             multi,
             expansion: BF_DEFAULT_EXPANSION,
@@ -571,7 +624,7 @@ fn bf_insert_common(ctx: Ctx, key_arg: Arg, items: &[Arg], o: &BfInsert) {
     match status(&mut key, Kind::Bf) {
         Status::Empty if o.autocreate => {
             let expansion = (!o.nonscaling).then_some(o.expansion);
-            match new_bf(o.capacity, o.error_rate, expansion) {
+            match new_bf(ctx, o.capacity, o.error_rate, expansion) {
                 Ok(v) => {
                     if !store(ctx, &mut key, Kind::Bf, v) {
                         return;
@@ -832,6 +885,9 @@ pub fn loadchunk(ctx: Ctx, args: &[Arg], kind: Kind) {
                 return ctx.error("Invalid header");
             }
         };
+        if let Err(e) = check_size(ctx, header.total) {
+            return create_error(ctx, kind, &e);
+        }
         if store(ctx, &mut key, kind, Value::loading(header)) {
             ctx.replicate_verbatim();
             ctx.simple("OK");

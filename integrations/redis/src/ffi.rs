@@ -46,7 +46,8 @@ opaque!(
     RedisModuleString,
     RedisModuleKey,
     RedisModuleType,
-    RedisModuleIO
+    RedisModuleIO,
+    RedisModuleServerInfoData
 );
 
 /// `RedisModuleCmdFunc`.
@@ -155,6 +156,11 @@ struct Api {
     log: unsafe extern "C" fn(*mut RedisModuleCtx, *const c_char, *const c_char, ...),
     log_io_error: unsafe extern "C" fn(*mut RedisModuleIO, *const c_char, *const c_char, ...),
     free: unsafe extern "C" fn(*mut c_void),
+    get_server_info:
+        unsafe extern "C" fn(*mut RedisModuleCtx, *const c_char) -> *mut RedisModuleServerInfoData,
+    free_server_info: unsafe extern "C" fn(*mut RedisModuleCtx, *mut RedisModuleServerInfoData),
+    server_info_get_field_unsigned:
+        unsafe extern "C" fn(*mut RedisModuleServerInfoData, *const c_char, *mut c_int) -> u64,
 }
 
 static API: OnceLock<Api> = OnceLock::new();
@@ -191,6 +197,16 @@ pub unsafe fn init(ctx: *mut RedisModuleCtx, name: &CStr, version: c_int) -> Res
     // SAFETY: the first word of the context Redis gives `RedisModule_OnLoad` is the address of
     // `RedisModule_GetApi` (`RedisModule_Init` in redismodule.h reads it the same way).
     let get_api: GetApi = unsafe { std::mem::transmute(*(ctx as *const *const c_void)) };
+    // The allocator first, before anything below allocates (`crate::alloc`'s rule).
+    // SAFETY: each type is the function's declaration in redismodule.h.
+    unsafe {
+        let missing = |name: &str| format!("this server has no {name}");
+        let alloc = lookup(get_api, c"RedisModule_Alloc").ok_or_else(|| missing("Alloc"))?;
+        let calloc = lookup(get_api, c"RedisModule_Calloc").ok_or_else(|| missing("Calloc"))?;
+        let realloc = lookup(get_api, c"RedisModule_Realloc").ok_or_else(|| missing("Realloc"))?;
+        let free = lookup(get_api, c"RedisModule_Free").ok_or_else(|| missing("Free"))?;
+        crate::alloc::install(alloc, calloc, realloc, free);
+    }
     macro_rules! table {
         ($($field:ident = $name:literal),* $(,)?) => {
             Api {$(
@@ -238,6 +254,9 @@ pub unsafe fn init(ctx: *mut RedisModuleCtx, name: &CStr, version: c_int) -> Res
         log = c"RedisModule_Log",
         log_io_error = c"RedisModule_LogIOError",
         free = c"RedisModule_Free",
+        get_server_info = c"RedisModule_GetServerInfo",
+        free_server_info = c"RedisModule_FreeServerInfo",
+        server_info_get_field_unsigned = c"RedisModule_ServerInfoGetFieldUnsigned",
     };
     let api = API.get_or_init(|| table);
     // SAFETY: `name` is NUL-terminated; the functions are the server's.
@@ -280,6 +299,21 @@ impl Ctx {
         let msg = c_string(msg);
         // SAFETY: a "%s" format with one NUL-terminated string argument.
         unsafe { (api().log)(self.0, level.as_ptr(), c"%s".as_ptr(), msg.as_ptr()) };
+    }
+
+    /// The server's `maxmemory` (0: none), from `INFO memory`.
+    pub fn maxmemory(&self) -> u64 {
+        // SAFETY: a live context and a NUL-terminated section name; the data is freed once.
+        unsafe {
+            let info = (api().get_server_info)(self.0, c"memory".as_ptr());
+            if info.is_null() {
+                return 0;
+            }
+            let mut err: c_int = 0;
+            let v = (api().server_info_get_field_unsigned)(info, c"maxmemory".as_ptr(), &mut err);
+            (api().free_server_info)(self.0, info);
+            if err != 0 { 0 } else { v }
+        }
     }
 
     /// Replies with the arity error.
@@ -607,6 +641,20 @@ impl Aof {
     }
 }
 
+/// The arguments Redis passed to a command or to `RedisModule_OnLoad`, as a slice.
+///
+/// # Safety
+/// `argv` and `argc` must be what Redis passed, and the slice must not outlive the call.
+pub unsafe fn args<'a>(argv: *mut *mut RedisModuleString, argc: c_int) -> &'a [Arg] {
+    if argv.is_null() || argc <= 0 {
+        &[]
+    } else {
+        // SAFETY: Redis passes `argc` valid string pointers; `Arg` is a transparent wrapper of
+        // one pointer (a one-field tuple struct of the same layout).
+        unsafe { std::slice::from_raw_parts(argv.cast::<Arg>(), argc as usize) }
+    }
+}
+
 /// Runs a command handler for a call from Redis: the arguments as a slice, a panic turned into
 /// an error reply instead of unwinding into C.
 ///
@@ -619,13 +667,8 @@ pub unsafe fn run_command(
     handler: fn(Ctx, &[Arg]),
 ) -> c_int {
     let ctx = Ctx(ctx);
-    let args: &[Arg] = if argv.is_null() || argc <= 0 {
-        &[]
-    } else {
-        // SAFETY: Redis passes `argc` valid string pointers; `Arg` is a transparent wrapper of
-        // one pointer (a one-field tuple struct of the same layout).
-        unsafe { std::slice::from_raw_parts(argv.cast::<Arg>(), argc as usize) }
-    };
+    // SAFETY: the caller's promise.
+    let args = unsafe { args(argv, argc) };
     if catch_unwind(AssertUnwindSafe(|| handler(ctx, args))).is_err() {
         ctx.error("ERR cuckoo-sst module: internal error (a bug: see the server log)");
     }

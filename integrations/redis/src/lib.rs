@@ -5,16 +5,19 @@
 //! commands, their replies and where they differ from RedisBloom on purpose:
 //! `integrations/redis/README.md`.
 //!
-//! Layout: [`ffi`] is the hand-written part of the module API and the only place with
-//! `unsafe`; [`value`] the value a key holds and its dump (RDB, AOF, `SCANDUMP`); [`commands`]
+//! Layout: [`ffi`] is the hand-written part of the module API and, with [`alloc`] (the global
+//! allocator: the server's), the only place with `unsafe`; [`value`] the value a key holds and its dump (RDB, AOF, `SCANDUMP`); [`commands`]
 //! the commands. This file registers them and the two data types.
 
 #![deny(missing_docs)]
 
-// `unsafe` lives in `ffi` and in the `extern "C"` shims below, nowhere else.
+// `unsafe` lives in `ffi`, `alloc` and the `extern "C"` shims below, nowhere else.
+pub mod alloc;
 #[deny(unsafe_code)]
 pub mod commands;
 pub mod ffi;
+#[deny(unsafe_code)]
+pub mod settings;
 #[deny(unsafe_code)]
 pub mod value;
 
@@ -23,6 +26,11 @@ use std::ffi::{CStr, c_int, c_void};
 use commands::{BF_TYPE, CF_TYPE, Kind};
 use ffi::{Aof, Ctx, Io, RedisModuleCtx, RedisModuleIO, RedisModuleString, TypeMethods};
 use value::{CHUNK, Value};
+
+/// Every heap allocation goes through the server's allocator once the module is loaded
+/// ([`alloc`]), so `used_memory` and `maxmemory` see the filters.
+#[global_allocator]
+static ALLOCATOR: alloc::ModuleAlloc = alloc::ModuleAlloc;
 
 /// The module's name (`MODULE LIST`).
 pub const MODULE_NAME: &CStr = c"cuckoo-sst";
@@ -208,7 +216,14 @@ fn methods(
     }
 }
 
-fn on_load(ctx: Ctx) -> Result<(), String> {
+fn on_load(ctx: Ctx, args: &[ffi::Arg]) -> Result<(), String> {
+    let args: Vec<&[u8]> = args.iter().map(ffi::Arg::bytes).collect();
+    let s = settings::Settings::parse(&args)?;
+    ctx.log(c"notice", &format!("cuckoo-sst: {s:?}"));
+    settings::set(s);
+    // Growing filters stay on the heap, where the server's allocator (`alloc`) counts them
+    // in `used_memory` and `maxmemory` sees them.
+    cuckoo_sst::set_anonymous_maps(false);
     // Type names are 9 characters of A-Z a-z 0-9 _ -, unique among all modules.
     // SAFETY: every callback of `methods` takes the values as `Box<Value>`s, and `rdb_load`
     // makes `Box<Value>`s.
@@ -239,8 +254,8 @@ fn on_load(ctx: Ctx) -> Result<(), String> {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn RedisModule_OnLoad(
     ctx: *mut RedisModuleCtx,
-    _argv: *mut *mut RedisModuleString,
-    _argc: c_int,
+    argv: *mut *mut RedisModuleString,
+    argc: c_int,
 ) -> c_int {
     // SAFETY: the context Redis passed to OnLoad.
     if let Err(e) = unsafe { ffi::init(ctx, MODULE_NAME, 1) } {
@@ -249,7 +264,9 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
     }
     // SAFETY: the context Redis passed to OnLoad.
     let ctx = unsafe { ffi::callback::ctx(ctx) };
-    match std::panic::catch_unwind(|| on_load(ctx)) {
+    // SAFETY: the arguments Redis passed to OnLoad.
+    let args = unsafe { ffi::args(argv, argc) };
+    match std::panic::catch_unwind(|| on_load(ctx, args)) {
         Ok(Ok(())) => ffi::OK,
         Ok(Err(e)) => {
             ctx.log(c"warning", &format!("cuckoo-sst: {e}"));

@@ -1104,3 +1104,197 @@ fn resp3_clients_get_redisblooms_booleans_and_maps() {
         R::Map(vec![R::Simple("Expansion rate".into()), R::Nil])
     );
 }
+
+/// `INFO memory`'s `used_memory`.
+fn used_memory(c: &mut server::Client) -> i64 {
+    let R::Bulk(info) = c.q("INFO memory") else {
+        panic!("INFO memory")
+    };
+    let info = String::from_utf8(info).expect("utf-8");
+    info.lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .expect("used_memory")
+        .trim()
+        .parse()
+        .expect("a number")
+}
+
+/// The module's filters are allocated by the server (its `alloc` module): `used_memory` rises
+/// by at least a key's `MEMORY USAGE` when a filter is made, also when a growable key grows
+/// past 1 MiB (kept on the heap, not in an anonymous map the server cannot see), and falls
+/// back when the keys are deleted; a filter larger than `maxmemory` is refused.
+#[test]
+fn used_memory_counts_the_filters() {
+    let dir = tmp();
+    let s = Server::start(dir.path(), &[]);
+    let mut c = s.client();
+    let before = used_memory(&mut c);
+    assert_eq!(c.q("CF.RESERVE fixed 1000000 EXPANSION 0"), ok());
+    assert_eq!(c.q("BF.RESERVE grown 0.01 1000"), ok());
+    let mut items = 0;
+    while c.call(&["MEMORY", "USAGE", "grown"]).int() < 3 << 20 {
+        let mut args = vec!["BF.MADD".to_string(), "grown".into()];
+        args.extend((items..items + 5000).map(|i| format!("item{i}")));
+        items += 5000;
+        let replies = c.call(&args).ints();
+        assert!(replies.iter().all(|&r| r == 0 || r == 1), "{replies:?}");
+    }
+    let usage =
+        c.call(&["MEMORY", "USAGE", "fixed"]).int() + c.call(&["MEMORY", "USAGE", "grown"]).int();
+    let after = used_memory(&mut c);
+    assert!(
+        after - before >= usage,
+        "used_memory rose {} for keys of {usage} bytes",
+        after - before
+    );
+    // Not wildly more either: the growable key's table reserves up to half again ahead.
+    assert!(
+        after - before < 2 * usage,
+        "used_memory rose {} for {usage}",
+        after - before
+    );
+    for i in (0..items).step_by(997) {
+        assert_eq!(
+            c.call(&["BF.EXISTS", "grown", &format!("item{i}")]),
+            R::Int(1)
+        );
+    }
+    assert_eq!(c.q("DEL fixed grown"), R::Int(2));
+    let freed = used_memory(&mut c);
+    assert!(
+        freed - before < 1 << 20,
+        "{freed} after DEL, {before} before"
+    );
+
+    // A filter larger than maxmemory is refused before it is made (a smaller one is left to
+    // the server's own maxmemory policy, as any value is).
+    let maxmemory = freed + (2 << 20);
+    assert_eq!(c.q(&format!("CONFIG SET maxmemory {maxmemory}")), ok());
+    let e = c.q("CF.RESERVE m 3000000 EXPANSION 0").err().to_string();
+    assert!(
+        e.starts_with("ERR the filter would take ")
+            && e.contains(&format!("more than maxmemory ({maxmemory})")),
+        "{e}"
+    );
+    assert_eq!(c.q("EXISTS m"), R::Int(0));
+    assert_eq!(c.q("CF.RESERVE m 300000 EXPANSION 0"), ok());
+}
+
+/// `MAX_KEY_BYTES` and the other load-time arguments: a filter larger than the limit is
+/// refused before it is made, at any command that makes one (`*.RESERVE`, the adds that
+/// create, `LOADCHUNK`'s header); a growable key stops growing at it (its inserts answer as a
+/// full filter's, and every item it took is still found); a filter larger than `maxmemory` is
+/// an unknown argument stops the module from loading.
+#[test]
+fn max_key_bytes_and_maxmemory_refuse_filters_too_large() {
+    let dir = tmp();
+    let limit = 1_000_000i64;
+    let s = Server::start(
+        dir.path(),
+        &[
+            "MAX_KEY_BYTES",
+            "1000000",
+            "INITIAL_SIZE",
+            "5000",
+            "ERROR_RATE",
+            "0.001",
+        ],
+    );
+    let mut c = s.client();
+    let too_large = |r: R| {
+        let e = r.err().to_string();
+        assert!(
+            e.starts_with("ERR the filter would take ") && e.contains("MAX_KEY_BYTES (1000000)"),
+            "{e}"
+        );
+    };
+    too_large(c.q("CF.RESERVE a 1000000"));
+    too_large(c.q("CF.RESERVE a 1000000 EXPANSION 0"));
+    too_large(c.q("BF.RESERVE a 0.01 1000000"));
+    too_large(c.q("BF.RESERVE a 0.01 1000000 NONSCALING"));
+    too_large(c.q("CF.INSERT a CAPACITY 1000000 ITEMS x"));
+    too_large(c.q("BF.INSERT a CAPACITY 1000000 ITEMS x"));
+    assert_eq!(c.q("EXISTS a"), R::Int(0));
+
+    // INITIAL_SIZE and ERROR_RATE set the BF keys the adds create.
+    assert_eq!(c.q("BF.ADD made x"), R::Int(1));
+    assert!(c.q("BF.INFO made CAPACITY").ints()[0] >= 5000);
+    let bound = |c: &mut server::Client, key: &str| match c
+        .call(&["BF.INFO", key])
+        .field("Error rate bound")
+    {
+        R::Simple(s) => s.parse::<f64>().unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert!(bound(&mut c, "made") <= 0.001);
+
+    // A growable key grows up to the limit, then answers as a full filter, losing nothing.
+    assert_eq!(c.q("CF.RESERVE g 10000"), ok());
+    let mut taken = Vec::new();
+    let mut refused = 0;
+    let mut next = 0;
+    while refused < 1000 {
+        let mut args = vec!["CF.INSERT".to_string(), "g".into(), "ITEMS".into()];
+        let batch: Vec<String> = (next..next + 2000).map(|i| format!("g{i}")).collect();
+        next += 2000;
+        args.extend(batch.iter().cloned());
+        for (item, r) in batch.into_iter().zip(c.call(&args).ints()) {
+            match r {
+                1 => taken.push(item),
+                -1 => refused += 1,
+                other => panic!("{other}"),
+            }
+        }
+        assert!(next < 3_000_000, "never refused");
+    }
+    let size = c.q("CF.INFO g").field("Size").int();
+    assert!(size <= limit + 1024, "Size {size} past the limit");
+    assert!(size > limit / 2, "stopped early: {size}");
+    assert_eq!(c.q("CF.ADD g one-more").err(), "Filter is full");
+    for chunk in taken.chunks(5000) {
+        let mut args = vec!["CF.MEXISTS".to_string(), "g".into()];
+        args.extend(chunk.iter().cloned());
+        assert!(c.call(&args).ints().iter().all(|&r| r == 1));
+    }
+
+    // LOADCHUNK: a header announcing more bytes than the limit is refused, nothing made.
+    assert_eq!(c.q("CF.RESERVE small 1000"), ok());
+    let R::Array(first) = c.q("CF.SCANDUMP small 0") else {
+        panic!("SCANDUMP")
+    };
+    let mut header = first[1].bytes().to_vec();
+    header[16..24].copy_from_slice(&(limit as u64 + 1).to_le_bytes());
+    too_large(c.call(&[b"CF.LOADCHUNK".as_slice(), b"copy", b"1", &header]));
+    assert_eq!(c.q("EXISTS copy"), R::Int(0));
+
+    drop(s);
+
+    // An unknown or malformed argument: the module does not load, and says why.
+    for args in [
+        &["NO_SUCH", "1"][..],
+        &["MAX_KEY_BYTES", "-1"],
+        &["ERROR_RATE"],
+    ] {
+        let dir = tmp();
+        let log = dir.path().join("redis.log");
+        let port = std::net::TcpListener::bind(("127.0.0.1", 0))
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let status = std::process::Command::new(server::redis_server())
+            .arg("--port")
+            .arg(port.to_string())
+            .args(["--save", "", "--logfile"])
+            .arg(&log)
+            .arg("--loadmodule")
+            .arg(server::module())
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("run redis-server");
+        assert!(!status.success(), "{args:?} loaded");
+        let log = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(log.contains("cuckoo-sst:"), "{args:?}: {log}");
+    }
+}
