@@ -1298,3 +1298,54 @@ fn max_key_bytes_and_maxmemory_refuse_filters_too_large() {
         assert!(log.contains("cuckoo-sst:"), "{args:?}: {log}");
     }
 }
+
+/// A Python that imports redis-py: `REDIS_PYTHON`, `/usr/bin/python3` or `python3`, after
+/// `scripts/install-redis` if none does.
+fn redis_py() -> std::path::PathBuf {
+    let works = |py: &std::path::Path| {
+        std::process::Command::new(py)
+            .args(["-c", "import redis.commands.bf"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let candidates = || {
+        std::env::var_os("REDIS_PYTHON")
+            .into_iter()
+            .map(std::path::PathBuf::from)
+            .chain(["/usr/bin/python3", "python3"].map(std::path::PathBuf::from))
+    };
+    if let Some(py) = candidates().find(|p| works(p)) {
+        return py;
+    }
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/install-redis");
+    let status = std::process::Command::new(&script)
+        .status()
+        .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
+    assert!(status.success(), "{} failed", script.display());
+    candidates()
+        .find(|p| works(p))
+        .expect("no python3 imports redis-py, and scripts/install-redis could not install it")
+}
+
+/// A client written for RedisBloom works unchanged: redis-py's `cf()` and `bf()` commands, with
+/// their reply parsers (`CFInfo`, `BFInfo`) and the `SCANDUMP`/`LOADCHUNK` loop of its docs
+/// (`tests/redis_py.py`, which asserts every reply).
+#[test]
+fn redis_py_bloom_and_cuckoo_commands_work_unchanged() {
+    let dir = tmp();
+    let s = Server::start(dir.path(), &[]);
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/redis_py.py");
+    let out = std::process::Command::new(redis_py())
+        .arg(&script)
+        .arg(s.port.to_string())
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(" ok"));
+}
