@@ -7,6 +7,12 @@
 //! in `RedisModule_OnLoad`, before the module allocates anything, and nothing uninstalls it. A
 //! block is therefore always freed by the allocator that made it.
 //!
+//! Failure: `RedisModule_Alloc` stops the server when memory runs out. Where the server has them,
+//! the allocator calls `RedisModule_TryAlloc` (Redis 7.0), `RedisModule_TryCalloc` and
+//! `RedisModule_TryRealloc` (7.4) instead, which return null: a filter the machine cannot hold
+//! is then the library's `OutOfMemory` and an error reply (its tables are reserved with
+//! `try_reserve`), not a crash. Without `TryCalloc` a zeroed block is a `TryAlloc` cleared.
+//!
 //! Alignment: `RedisModule_Alloc` promises what `malloc` does (16 bytes on x86-64 and
 //! aarch64), while cuckoo-sst's tables ask for 64 (a cache line). A request for more than
 //! [`MIN_ALIGN`] gets `size + align` bytes, hands out the first aligned address at least 16 bytes
@@ -35,7 +41,8 @@ static FREE: AtomicPtr<c_void> = AtomicPtr::new(null_mut());
 /// The server's functions, once [`install`]ed.
 struct Redis {
     alloc: AllocFn,
-    calloc: CallocFn,
+    /// `None`: no `TryCalloc`; an allocation cleared instead.
+    calloc: Option<CallocFn>,
     realloc: ReallocFn,
     free: FreeFn,
 }
@@ -45,30 +52,58 @@ fn redis() -> Option<Redis> {
     if free.is_null() {
         return None;
     }
-    // SAFETY: `install` stored all four, each the address of the function of its type, and
-    // published them with the Release store of `FREE`, which the Acquire load above saw.
+    let calloc = CALLOC.load(Ordering::Relaxed);
+    // SAFETY: `install` stored them, each null (only `CALLOC` may be) or the address of the
+    // function of its type, and published them with the Release store of `FREE`, which the
+    // Acquire load above saw.
     unsafe {
         Some(Redis {
             alloc: std::mem::transmute::<*mut c_void, AllocFn>(ALLOC.load(Ordering::Relaxed)),
-            calloc: std::mem::transmute::<*mut c_void, CallocFn>(CALLOC.load(Ordering::Relaxed)),
+            calloc: (!calloc.is_null())
+                .then(|| std::mem::transmute::<*mut c_void, CallocFn>(calloc)),
             realloc: std::mem::transmute::<*mut c_void, ReallocFn>(REALLOC.load(Ordering::Relaxed)),
             free: std::mem::transmute::<*mut c_void, FreeFn>(free),
         })
     }
 }
 
-/// Routes the module's allocations to the server from now on.
+/// Routes the module's allocations to the server from now on: `alloc`, `calloc` and `realloc`
+/// are the `Try` functions where the server has them (null returned, not a crash); `calloc` is
+/// `None` when it has no `TryCalloc`.
 ///
 /// # Safety
 /// Call it once, from `RedisModule_OnLoad`, before the module has allocated anything (a block
 /// made by the system allocator before it would be given to `RedisModule_Free` after it), with
-/// the server's `RedisModule_Alloc`, `RedisModule_Calloc`, `RedisModule_Realloc` and
-/// `RedisModule_Free`.
-pub unsafe fn install(alloc: AllocFn, calloc: CallocFn, realloc: ReallocFn, free: FreeFn) {
+/// the server's allocator functions (`RedisModule_TryAlloc` or `RedisModule_Alloc`, …,
+/// `RedisModule_Free`).
+pub unsafe fn install(alloc: AllocFn, calloc: Option<CallocFn>, realloc: ReallocFn, free: FreeFn) {
     ALLOC.store(alloc as *mut c_void, Ordering::Relaxed);
-    CALLOC.store(calloc as *mut c_void, Ordering::Relaxed);
+    CALLOC.store(
+        calloc.map_or(null_mut(), |f| f as *mut c_void),
+        Ordering::Relaxed,
+    );
     REALLOC.store(realloc as *mut c_void, Ordering::Relaxed);
     FREE.store(free as *mut c_void, Ordering::Release);
+}
+
+/// A zeroed block of `n` bytes from the server: `TryCalloc`, or `TryAlloc` cleared.
+///
+/// # Safety
+/// `r` is the installed allocator; `n` is not 0.
+unsafe fn zeroed(r: &Redis, n: usize) -> *mut u8 {
+    // SAFETY: the server's allocator; a non-null block of `n` bytes is cleared whole.
+    unsafe {
+        match r.calloc {
+            Some(calloc) => calloc(1, n).cast(),
+            None => {
+                let p: *mut u8 = (r.alloc)(n).cast();
+                if !p.is_null() {
+                    std::ptr::write_bytes(p, 0, n);
+                }
+                p
+            }
+        }
+    }
 }
 
 /// Whether the server's allocator serves this process (a test's: `false`).
@@ -141,15 +176,15 @@ unsafe impl GlobalAlloc for ModuleAlloc {
             // SAFETY: the caller's layout, passed on.
             return unsafe { System.alloc_zeroed(layout) };
         };
-        // SAFETY: the server's calloc, zeroed as asked; an over-aligned block gets its room.
+        // SAFETY: the server's allocator, zeroed as asked; an over-aligned block gets its room.
         unsafe {
             if layout.align() <= MIN_ALIGN {
-                (r.calloc)(1, layout.size()).cast()
+                zeroed(&r, layout.size())
             } else {
                 let Some(n) = layout.size().checked_add(layout.align()) else {
                     return null_mut();
                 };
-                over_aligned((r.calloc)(1, n).cast(), layout.align())
+                over_aligned(zeroed(&r, n), layout.align())
             }
         }
     }

@@ -199,12 +199,18 @@ pub unsafe fn init(ctx: *mut RedisModuleCtx, name: &CStr, version: c_int) -> Res
     let get_api: GetApi = unsafe { std::mem::transmute(*(ctx as *const *const c_void)) };
     // The allocator first, before anything below allocates (`crate::alloc`'s rule).
     // SAFETY: each type is the function's declaration in redismodule.h.
+    // The `Try` functions (7.0, 7.4) return null where the others stop the server.
     unsafe {
         let missing = |name: &str| format!("this server has no {name}");
-        let alloc = lookup(get_api, c"RedisModule_Alloc").ok_or_else(|| missing("Alloc"))?;
-        let calloc = lookup(get_api, c"RedisModule_Calloc").ok_or_else(|| missing("Calloc"))?;
-        let realloc = lookup(get_api, c"RedisModule_Realloc").ok_or_else(|| missing("Realloc"))?;
-        let free = lookup(get_api, c"RedisModule_Free").ok_or_else(|| missing("Free"))?;
+        let alloc = lookup(get_api, c"RedisModule_TryAlloc")
+            .or_else(|| lookup(get_api, c"RedisModule_Alloc"))
+            .ok_or_else(|| missing("RedisModule_Alloc"))?;
+        let calloc = lookup(get_api, c"RedisModule_TryCalloc");
+        let realloc = lookup(get_api, c"RedisModule_TryRealloc")
+            .or_else(|| lookup(get_api, c"RedisModule_Realloc"))
+            .ok_or_else(|| missing("RedisModule_Realloc"))?;
+        let free =
+            lookup(get_api, c"RedisModule_Free").ok_or_else(|| missing("RedisModule_Free"))?;
         crate::alloc::install(alloc, calloc, realloc, free);
     }
     macro_rules! table {

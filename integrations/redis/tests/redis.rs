@@ -1349,3 +1349,35 @@ fn redis_py_bloom_and_cuckoo_commands_work_unchanged() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains(" ok"));
 }
+
+/// A filter the machine cannot hold is an error reply, not a crash: the module allocates with
+/// `RedisModule_TryAlloc`, which returns null where `RedisModule_Alloc` stops the server. Here
+/// the server runs with 600 MB of address space (`prlimit --as`) and no `MAX_KEY_BYTES`.
+#[test]
+fn a_filter_too_large_for_memory_is_an_error_not_a_crash() {
+    let dir = tmp();
+    let s = Server::start_under(
+        dir.path(),
+        &["prlimit", "--as=600000000", "--"],
+        &["MAX_KEY_BYTES", "0"],
+    );
+    let mut c = s.client();
+    assert_eq!(c.q("CF.RESERVE small 100000"), ok());
+    assert_eq!(c.q("CF.ADD small kept"), R::Int(1));
+    for cmd in [
+        "CF.RESERVE big 1000000000 EXPANSION 0",
+        "CF.RESERVE big 1000000000",
+        "BF.RESERVE big 0.0001 500000000 NONSCALING",
+        "BF.RESERVE big 0.0001 500000000",
+    ] {
+        assert_eq!(
+            c.q(cmd).err(),
+            "ERR Insufficient memory to create filter",
+            "{cmd}"
+        );
+    }
+    assert_eq!(c.q("PING"), R::Simple("PONG".into()));
+    assert_eq!(c.q("EXISTS big"), R::Int(0));
+    assert_eq!(c.q("CF.EXISTS small kept"), R::Int(1));
+    assert_eq!(c.q("CF.RESERVE after 100000"), ok());
+}

@@ -214,12 +214,19 @@ pub struct Server {
     pub port: u16,
     pub dir: PathBuf,
     extra: Vec<String>,
+    /// A command the server runs under (`prlimit --as=… --`), or none.
+    prefix: Vec<String>,
 }
 
 impl Server {
     /// A server with the module in a new directory under `root`, with `extra` settings
     /// (`["--appendonly", "yes"]`, …).
     pub fn start(root: &Path, extra: &[&str]) -> Server {
+        Server::start_under(root, &[], extra)
+    }
+
+    /// [`start`](Self::start), the server run by `prefix` (`["prlimit", "--as=…", "--"]`).
+    pub fn start_under(root: &Path, prefix: &[&str], extra: &[&str]) -> Server {
         let dir = root.join(format!("server-{}", free_port()));
         std::fs::create_dir_all(&dir).expect("server dir");
         let mut s = Server {
@@ -227,6 +234,7 @@ impl Server {
             port: 0,
             dir,
             extra: extra.iter().map(|s| s.to_string()).collect(),
+            prefix: prefix.iter().map(|s| s.to_string()).collect(),
         };
         s.spawn();
         s
@@ -235,7 +243,14 @@ impl Server {
     fn spawn(&mut self) {
         for _attempt in 0..5 {
             let port = free_port();
-            let mut cmd = Command::new(redis_server());
+            let mut cmd = match self.prefix.split_first() {
+                Some((program, args)) => {
+                    let mut c = Command::new(program);
+                    c.args(args).arg(redis_server());
+                    c
+                }
+                None => Command::new(redis_server()),
+            };
             cmd.current_dir(&self.dir)
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                 .args(["--dir", self.dir.to_str().expect("utf-8 path")])
