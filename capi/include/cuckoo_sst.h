@@ -827,6 +827,44 @@ int cksst_run_index_runs_for_hash(const cksst_run_index *index,
                                   size_t cap,
                                   size_t *count);
 
+// [`cksst_run_index_runs_for`] for `n` keys at once (a multi-get, or one point read's keys):
+// while it answers one key it asks the CPU for the buckets of the key 16 places on, so that
+// the keys' cache misses overlap instead of adding up. Key `i`'s runs go to row `i` of `out`
+// (`n` rows of `cap` run ids, newest first), their number to `counts[i]`, and what
+// [`cksst_run_index_runs_for`] would return for it to `results[i]`: 1 (read those runs), 0
+// (no run holds it) or `CKSST_ERR_BUFFER_TOO_SMALL` (more runs than `cap`: the newest `cap`
+// are in the row; **read every run** for that key). Returns `CKSST_OK` when every key's runs
+// fit, `CKSST_ERR_BUFFER_TOO_SMALL` when some did not (see `results`), or another negative
+// code (a NULL argument, a poisoned index, `n · cap` too large), after which **read every run
+// for every key**: the arrays are then not filled. Checks every argument before it writes.
+//
+// # Safety
+// `index` is NULL or a live run index no other thread changes meanwhile; `keys` and `lens`
+// are NULL (with `n` 0) or point at `n` key pointers and lengths, each key at its length's
+// bytes; `out` is NULL or points at `n · cap` writable `uint64_t`s; `counts` and `results` at
+// `n` writable `size_t`s and `int`s.
+int cksst_run_index_runs_for_keys(const cksst_run_index *index,
+                                  const uint8_t *const *keys,
+                                  const size_t *lens,
+                                  size_t n,
+                                  uint64_t *out,
+                                  size_t cap,
+                                  size_t *counts,
+                                  int *results);
+
+// [`cksst_run_index_runs_for_keys`] for keys hashed once with [`cksst_hash`].
+//
+// # Safety
+// As [`cksst_run_index_runs_for_keys`], with `hashes` NULL (with `n` 0) or pointing at `n`
+// `uint64_t`s instead of the keys.
+int cksst_run_index_runs_for_hashes(const cksst_run_index *index,
+                                    const uint64_t *hashes,
+                                    size_t n,
+                                    uint64_t *out,
+                                    size_t cap,
+                                    size_t *counts,
+                                    int *results);
+
 // The runs the index describes, newest first, copied into `out` (room for `cap`), their number
 // in `*count`: `CKSST_OK`, or `CKSST_ERR_BUFFER_TOO_SMALL` with the number in `*count` and the
 // newest `cap` in `out` (a buffer of [`CKSST_RUN_INDEX_MAX_RUNS`] is never too small).
@@ -960,6 +998,33 @@ int cksst_mapped_run_index_runs_for_hash(const cksst_mapped_run_index *mapped,
                                          uint64_t *out,
                                          size_t cap,
                                          size_t *count);
+
+// [`cksst_run_index_runs_for_keys`] of a mapped run index: the same arrays and results; a
+// stale file, or a chunk a key's lookup reads that fails its check, answers every run the
+// file describes for that key.
+//
+// # Safety
+// `mapped` is NULL or a live mapped run index; the rest as [`cksst_run_index_runs_for_keys`].
+int cksst_mapped_run_index_runs_for_keys(const cksst_mapped_run_index *mapped,
+                                         const uint8_t *const *keys,
+                                         const size_t *lens,
+                                         size_t n,
+                                         uint64_t *out,
+                                         size_t cap,
+                                         size_t *counts,
+                                         int *results);
+
+// [`cksst_mapped_run_index_runs_for_keys`] for keys hashed once with [`cksst_hash`].
+//
+// # Safety
+// As [`cksst_run_index_runs_for_hashes`], with `mapped` NULL or a live mapped run index.
+int cksst_mapped_run_index_runs_for_hashes(const cksst_mapped_run_index *mapped,
+                                           const uint64_t *hashes,
+                                           size_t n,
+                                           uint64_t *out,
+                                           size_t cap,
+                                           size_t *counts,
+                                           int *results);
 
 // The runs the file describes, newest first, as [`cksst_run_index_runs`] copies them.
 //

@@ -131,7 +131,7 @@ use std::ptr;
 use cuckoo_sst::{
     CompactFilter, Config, DEFAULT_FPR, DEFAULT_GROWTH_FACTOR, DEFAULT_MAX_KICKS, DEFAULT_SEED,
     DEFAULT_TIGHTENING, Encoding, Error, FilterBuilder, FilterRef, KeyHash, MappedFilter,
-    MappedRunIndex, RunIndex, ScalableCuckooFilter,
+    MappedRunIndex, RunIndex, Runs, ScalableCuckooFilter,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -2384,6 +2384,27 @@ unsafe fn key_hashes(
     Ok(out)
 }
 
+/// `n` keys given as pointers and lengths, as slices (checked), their memory reserved fallibly.
+///
+/// # Safety
+/// As [`cksst_run_index_runs_for_keys`]'s `keys`, `lens` and `n`.
+unsafe fn key_slices<'a>(
+    keys: *const *const u8,
+    lens: *const usize,
+    n: usize,
+) -> Result<Vec<&'a [u8]>, Failure> {
+    // SAFETY: the caller's contract.
+    let (keys, lens) = unsafe { (in_slice(keys, n, "keys")?, in_slice(lens, n, "lens")?) };
+    let mut out = Vec::new();
+    out.try_reserve_exact(n)
+        .map_err(|_| Failure::out_of_memory("out of memory for the keys"))?;
+    for (&k, &len) in keys.iter().zip(lens) {
+        // SAFETY: the caller's contract: each key points at its length's bytes.
+        out.push(unsafe { bytes(k, len, "a key") }?);
+    }
+    Ok(out)
+}
+
 /// `n` hashes ([`cksst_hash`]) as key hashes, their memory reserved fallibly.
 ///
 /// # Safety
@@ -2442,6 +2463,68 @@ unsafe fn deliver_runs(
         ));
     }
     Ok(total)
+}
+
+/// Copies each key's runs of `batch` (`n` of them) into row `i` of the caller's `out` (`n`
+/// rows of `cap`), their number into `counts[i]` and the result [`cksst_run_index_runs_for`]
+/// gives that key into `results[i]`; returns `CKSST_OK`, or `CKSST_ERR_BUFFER_TOO_SMALL` when
+/// some key's runs did not fit its row. Every argument is checked before anything is written.
+///
+/// # Safety
+/// `out` is NULL or points at `n · cap` writable `uint64_t`s; `counts` and `results` are NULL
+/// or point at `n` writable `size_t`s and `int`s.
+unsafe fn deliver_batch<'a>(
+    batch: impl Iterator<Item = Runs<'a>>,
+    n: usize,
+    out: *mut u64,
+    cap: usize,
+    counts: *mut usize,
+    results: *mut c_int,
+) -> Result<c_int, Failure> {
+    let cells = n
+        .checked_mul(cap)
+        .filter(|&c| c <= isize::MAX as usize / size_of::<u64>())
+        .ok_or_else(|| Failure::argument(format!("n {n} times cap {cap} is too large")))?;
+    for (ptr, what, align) in [
+        (out as usize, "out", align_of::<u64>()),
+        (counts as usize, "counts", align_of::<usize>()),
+        (results as usize, "results", align_of::<c_int>()),
+    ] {
+        let len = if what == "out" { cells } else { n };
+        if len > 0 && ptr == 0 {
+            return Err(Failure::argument(format!(
+                "{what} is NULL with length {len}"
+            )));
+        }
+        if ptr % align != 0 {
+            return Err(Failure::argument(format!("{what} is not aligned")));
+        }
+    }
+    let mut rc = CKSST_OK;
+    for (i, runs) in batch.enumerate().take(n) {
+        // SAFETY: `i < n`; `out` holds `n · cap` elements (the caller's contract; not NULL and
+        // aligned when that is not 0, checked above), so row `i` is `cap` writable elements
+        // and `out + i·cap` stays within it (or is `out` itself when `cap` is 0).
+        let row = if cap == 0 {
+            out
+        } else {
+            unsafe { out.add(i * cap) }
+        };
+        // SAFETY: `counts` and `results` hold `n` elements (checked not NULL and aligned).
+        let (count, result) = unsafe { (counts.add(i), results.add(i)) };
+        // SAFETY: the row and `count` as above.
+        let r = match unsafe { deliver_runs(runs, row, cap, count) } {
+            Ok(total) => c_int::from(total > 0),
+            Err(f) if f.code == CKSST_ERR_BUFFER_TOO_SMALL => {
+                rc = CKSST_ERR_BUFFER_TOO_SMALL;
+                CKSST_ERR_BUFFER_TOO_SMALL
+            }
+            Err(f) => return Err(f),
+        };
+        // SAFETY: as above.
+        unsafe { result.write(r) };
+    }
+    Ok(rc)
 }
 
 /// A new, empty run index following `config` (NULL: the defaults), sized for
@@ -2708,6 +2791,68 @@ pub unsafe extern "C" fn cksst_run_index_runs_for_hash(
             let x = handle(index, "index")?.sound()?;
             let runs = x.runs_for_hash(KeyHash::from_u64(hash));
             answer(deliver_runs(runs, out, cap, count)? > 0)
+        }
+    })
+}
+
+/// [`cksst_run_index_runs_for`] for `n` keys at once (a multi-get, or one point read's keys):
+/// while it answers one key it asks the CPU for the buckets of the key 16 places on, so that
+/// the keys' cache misses overlap instead of adding up. Key `i`'s runs go to row `i` of `out`
+/// (`n` rows of `cap` run ids, newest first), their number to `counts[i]`, and what
+/// [`cksst_run_index_runs_for`] would return for it to `results[i]`: 1 (read those runs), 0
+/// (no run holds it) or `CKSST_ERR_BUFFER_TOO_SMALL` (more runs than `cap`: the newest `cap`
+/// are in the row; **read every run** for that key). Returns `CKSST_OK` when every key's runs
+/// fit, `CKSST_ERR_BUFFER_TOO_SMALL` when some did not (see `results`), or another negative
+/// code (a NULL argument, a poisoned index, `n · cap` too large), after which **read every run
+/// for every key**: the arrays are then not filled. Checks every argument before it writes.
+///
+/// # Safety
+/// `index` is NULL or a live run index no other thread changes meanwhile; `keys` and `lens`
+/// are NULL (with `n` 0) or point at `n` key pointers and lengths, each key at its length's
+/// bytes; `out` is NULL or points at `n · cap` writable `uint64_t`s; `counts` and `results` at
+/// `n` writable `size_t`s and `int`s.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_runs_for_keys(
+    index: *const cksst_run_index,
+    keys: *const *const u8,
+    lens: *const usize,
+    n: usize,
+    out: *mut u64,
+    cap: usize,
+    counts: *mut usize,
+    results: *mut c_int,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe {
+            let x = handle(index, "index")?.sound()?;
+            let keys = key_slices(keys, lens, n)?;
+            deliver_batch(x.runs_for_batch_keys(&keys), n, out, cap, counts, results)
+        }
+    })
+}
+
+/// [`cksst_run_index_runs_for_keys`] for keys hashed once with [`cksst_hash`].
+///
+/// # Safety
+/// As [`cksst_run_index_runs_for_keys`], with `hashes` NULL (with `n` 0) or pointing at `n`
+/// `uint64_t`s instead of the keys.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_run_index_runs_for_hashes(
+    index: *const cksst_run_index,
+    hashes: *const u64,
+    n: usize,
+    out: *mut u64,
+    cap: usize,
+    counts: *mut usize,
+    results: *mut c_int,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe {
+            let x = handle(index, "index")?.sound()?;
+            let hashes = hashes_of(hashes, n, "hashes")?;
+            deliver_batch(x.runs_for_batch(&hashes), n, out, cap, counts, results)
         }
     })
 }
@@ -3016,6 +3161,71 @@ pub unsafe extern "C" fn cksst_mapped_run_index_runs_for_hash(
             let m = handle(mapped, "mapped")?;
             let runs = m.inner.runs_for_hash(KeyHash::from_u64(hash));
             answer(deliver_runs(runs, out, cap, count)? > 0)
+        }
+    })
+}
+
+/// [`cksst_run_index_runs_for_keys`] of a mapped run index: the same arrays and results; a
+/// stale file, or a chunk a key's lookup reads that fails its check, answers every run the
+/// file describes for that key.
+///
+/// # Safety
+/// `mapped` is NULL or a live mapped run index; the rest as [`cksst_run_index_runs_for_keys`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_run_index_runs_for_keys(
+    mapped: *const cksst_mapped_run_index,
+    keys: *const *const u8,
+    lens: *const usize,
+    n: usize,
+    out: *mut u64,
+    cap: usize,
+    counts: *mut usize,
+    results: *mut c_int,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe {
+            let m = handle(mapped, "mapped")?;
+            let keys = key_slices(keys, lens, n)?;
+            deliver_batch(
+                m.inner.runs_for_batch_keys(&keys),
+                n,
+                out,
+                cap,
+                counts,
+                results,
+            )
+        }
+    })
+}
+
+/// [`cksst_mapped_run_index_runs_for_keys`] for keys hashed once with [`cksst_hash`].
+///
+/// # Safety
+/// As [`cksst_run_index_runs_for_hashes`], with `mapped` NULL or a live mapped run index.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cksst_mapped_run_index_runs_for_hashes(
+    mapped: *const cksst_mapped_run_index,
+    hashes: *const u64,
+    n: usize,
+    out: *mut u64,
+    cap: usize,
+    counts: *mut usize,
+    results: *mut c_int,
+) -> c_int {
+    boundary(|| {
+        // SAFETY: the caller's contract, as stated.
+        unsafe {
+            let m = handle(mapped, "mapped")?;
+            let hashes = hashes_of(hashes, n, "hashes")?;
+            deliver_batch(
+                m.inner.runs_for_batch(&hashes),
+                n,
+                out,
+                cap,
+                counts,
+                results,
+            )
         }
     })
 }

@@ -2039,6 +2039,91 @@ static int ri_ask(const cksst_run_index *x, const cksst_mapped_run_index *m, con
     return rc;
 }
 
+/* Keys [from, to) of `ks` asked in one batch (by key and by hash) of the owned index `x` or
+ * (x NULL) the mapped `m`, with room for every run and then for `cap` runs a key: each key's
+ * row, count and result are what ri_ask gives it one at a time (with `cap`: the newest `cap`
+ * runs and CKSST_ERR_BUFFER_TOO_SMALL for a key in more, the call's result saying whether any
+ * key was); bad arguments are refused before anything is written. */
+static void ri_batch(const cksst_run_index *x, const cksst_mapped_run_index *m, const keyset *ks,
+                     size_t from, size_t to, size_t cap)
+{
+    const size_t n = to - from, R = CKSST_RUN_INDEX_MAX_RUNS;
+    uint64_t *rows = xmalloc((n ? n : 1) * R * sizeof *rows), one[CKSST_RUN_INDEX_MAX_RUNS];
+    size_t *counts = xmalloc((n ? n : 1) * sizeof *counts), i, j, c1;
+    int *results = xmalloc((n ? n : 1) * sizeof *results), pass, rc, r1, too_small = 0;
+    for (pass = 0; pass < 4; pass++) {
+        size_t room = pass < 2 ? R : cap;
+        memset(counts, 0xAB, (n ? n : 1) * sizeof *counts);
+        memset(results, 0x5A, (n ? n : 1) * sizeof *results);
+        if (x != NULL) {
+            rc = pass % 2 == 0
+                     ? cksst_run_index_runs_for_keys(x, ks->ptrs + from, ks->lens + from, n, rows,
+                                                     room, counts, results)
+                     : cksst_run_index_runs_for_hashes(x, ks->hashes + from, n, rows, room, counts,
+                                                       results);
+        } else {
+            rc = pass % 2 == 0
+                     ? cksst_mapped_run_index_runs_for_keys(m, ks->ptrs + from, ks->lens + from, n,
+                                                            rows, room, counts, results)
+                     : cksst_mapped_run_index_runs_for_hashes(m, ks->hashes + from, n, rows, room,
+                                                              counts, results);
+        }
+        too_small = 0;
+        for (i = 0; i < n; i++) {
+            r1 = ri_ask(x, m, key(ks, from + i), ks->hashes[from + i], one, &c1);
+            CHECKF(counts[i] == c1, "key %zu: %zu runs in the batch, %zu alone", from + i,
+                   counts[i], c1);
+            if (c1 > room) {
+                CHECKF(results[i] == CKSST_ERR_BUFFER_TOO_SMALL, "key %zu: result %d", from + i,
+                       results[i]);
+                too_small = 1;
+            } else {
+                CHECKF(results[i] == r1, "key %zu: result %d in the batch, %d alone", from + i,
+                       results[i], r1);
+            }
+            for (j = 0; j < c1 && j < room; j++) {
+                CHECKF(rows[i * room + j] == one[j], "key %zu, run %zu", from + i, j);
+            }
+        }
+        CHECKF(rc == (too_small ? CKSST_ERR_BUFFER_TOO_SMALL : CKSST_OK), "batch result %d (%s)",
+               rc, cksst_status_name(rc));
+    }
+    /* Refused before anything is written: no index, NULL rows with room, NULL counts. */
+    if (n > 0) {
+        results[0] = 77;
+        CHECK_ERR(cksst_run_index_runs_for_hashes(NULL, ks->hashes + from, n, rows, R, counts,
+                                                  results),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        CHECK_ERR(cksst_mapped_run_index_runs_for_keys(NULL, ks->ptrs + from, ks->lens + from, n,
+                                                       rows, R, counts, results),
+                  CKSST_ERR_INVALID_ARGUMENT);
+        if (x != NULL) {
+            CHECK_ERR(cksst_run_index_runs_for_keys(x, ks->ptrs + from, ks->lens + from, n, NULL,
+                                                    1, counts, results),
+                      CKSST_ERR_INVALID_ARGUMENT);
+            CHECK_ERR(cksst_run_index_runs_for_hashes(x, ks->hashes + from, n, rows, 1, NULL,
+                                                      results),
+                      CKSST_ERR_INVALID_ARGUMENT);
+            CHECK_ERR(cksst_run_index_runs_for_hashes(x, ks->hashes + from, n, rows, SIZE_MAX,
+                                                      counts, results),
+                      CKSST_ERR_INVALID_ARGUMENT);
+        } else {
+            CHECK_ERR(cksst_mapped_run_index_runs_for_hashes(m, ks->hashes + from, n, rows, 1,
+                                                             counts, NULL),
+                      CKSST_ERR_INVALID_ARGUMENT);
+        }
+        CHECK(results[0] == 77);
+    }
+    /* No keys: nothing to write, NULL arrays allowed. */
+    CHECK_RC(x != NULL ? cksst_run_index_runs_for_hashes(x, NULL, 0, NULL, 4, NULL, NULL)
+                       : cksst_mapped_run_index_runs_for_keys(m, NULL, NULL, 0, NULL, 4, NULL,
+                                                              NULL),
+             CKSST_OK);
+    free(rows);
+    free(counts);
+    free(results);
+}
+
 /* Whether `run` is among the `n` runs. */
 static int has_run(const uint64_t *runs, size_t n, uint64_t run)
 {
@@ -2216,6 +2301,11 @@ static void section_run_index(void)
         CHECK_RC(ri_ask(x, NULL, key(&ck, i), ck.hashes[i], runs, &count), 1);
         CHECKF(count == 2 && runs[0] == 11 && runs[1] == 10, "key c %zu: %zu runs", i, count);
     }
+    /* In batches: keys in both runs, in one, in none (absent keys), and a batch of one. */
+    set_context("run index: batches");
+    ri_batch(x, NULL, &ck, 0, 2 * K, 1);
+    ri_batch(x, NULL, &ak, 0, n_absent < 500 ? n_absent : 500, 1);
+    ri_batch(x, NULL, &ck, 3, 4, 1);
     set_context("run index: %zu absent keys", n_absent);
     hits = ri_absent(x, NULL, n_absent, order, 2, NULL, NULL);
     CHECKF(hits * 100 <= n_absent * 3, "%zu of %zu absent keys got a run", hits, n_absent);
@@ -2352,6 +2442,9 @@ static void section_run_index(void)
     CHECK(cksst_mapped_run_index_expected_fpr(m) == cksst_run_index_expected_fpr(x));
     check_run_keys(NULL, m, 13, 0, 2 * K, E, order, 2);
     check_run_keys(NULL, m, 15, 3 * K, 3 * K + K / 2, 0, order, 2);
+    set_context("run index: the mapped file in batches");
+    ri_batch(NULL, m, &ck, 0, 4 * K, 1);
+    ri_batch(NULL, m, &ak, 0, n_absent < 500 ? n_absent : 500, 1);
     set_context("run index: the mapped file, every key as the owned index answers it");
     for (i = 0; i < 4 * K; i++) {
         uint64_t mine[CKSST_RUN_INDEX_MAX_RUNS];
