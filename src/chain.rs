@@ -259,7 +259,8 @@ impl ScalableCuckooFilter {
     /// ```
     /// use cuckoo_sst::{Config, ScalableCuckooFilter};
     /// let c = Config::new(100_000);
-    /// assert_eq!(ScalableCuckooFilter::size_for(&c)?, ScalableCuckooFilter::new(c.clone())?.size_in_bytes());
+    /// let made = ScalableCuckooFilter::new(c.clone())?;
+    /// assert_eq!(ScalableCuckooFilter::size_for(&c)?, made.size_in_bytes());
     /// assert!(ScalableCuckooFilter::size_for(&c.max_bytes(4096)).is_err());
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
