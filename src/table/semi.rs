@@ -480,6 +480,30 @@ impl Semi {
         }
     }
 
+    /// One bit per slot of bucket `i` whose low part may answer the stretch slot value `q`
+    /// below a payload at bit `shift` (as [`Codec::payloads_prefix`] flags them: a superset
+    /// of the slots whose value answers; [`slot_value`](Self::slot_value) gives each value to
+    /// confirm). A run index's compaction finds a kept key's entries with it instead of
+    /// decoding both buckets.
+    #[inline(always)]
+    pub(crate) fn payload_flags(&self, r: Region<'_>, i: u64, q: u32, shift: u32) -> u32 {
+        let low = self.low;
+        let keep = self.quad.repeat((1 << shift.min(low)) - 1);
+        let narrow = shift + 2 <= low;
+        self.gather(self.prefix_flags(r, i, split(q, low).0, keep, narrow))
+    }
+
+    /// The value of slot `k` (0 to 3) of bucket `i`, as [`Codec::read`] decodes it: its high
+    /// nibble from the bucket's index, its low part.
+    #[inline(always)]
+    pub(crate) fn slot_value(&self, r: Region<'_>, i: u64, k: u32) -> u32 {
+        let pos = i * self.slots.bucket_bits;
+        let nibbles = DECODE[(r.window(pos) & 0xFFF) as usize] as u32;
+        let part =
+            r.window(pos + INDEX_BITS as u64 + u64::from(k * self.low)) & ((1 << self.low) - 1);
+        ((nibbles >> (4 * k)) & 15) << self.low | part as u32
+    }
+
     /// [`prefix_flags`](Self::prefix_flags)' flags as bits `0..4`, one per slot.
     #[inline(always)]
     fn gather(&self, words: [u64; 2]) -> u32 {
