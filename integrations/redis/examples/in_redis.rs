@@ -430,6 +430,12 @@ fn growth(s: &Server) {
             "a hot item lost"
         );
         let rate = maybe_rate(&mut c, mexists, key, &probes);
+        // What issue 42 asks of this growth (deterministic: fixed keys, deterministic filters).
+        assert!(levels <= 2, "{reserve}: {levels} levels");
+        assert!(
+            rate <= 0.01 && bound <= 0.01,
+            "{reserve}: rate {rate}, bound {bound}"
+        );
         println!(
             "| `{reserve}`, `{add}` | {ones} | {} | {levels} | {size} | {:.2} | {:.3} % | {:.3} % |",
             zeros + errors,
