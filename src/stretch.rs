@@ -1597,7 +1597,7 @@ mod tests {
                         }
                         _ => rng.next_u64(),
                     };
-                    let mask = rng.next_u64() & ((1 << (1 << p)) - 1);
+                    let mask = rng.next_u64() & (u64::MAX >> (64 - (1 << p)));
                     let to = (rng.next_u64() % (1 << p)) as u32;
                     let from = |q: u32| mask >> q & 1 == 1;
                     let mut g = f.clone();
