@@ -864,8 +864,6 @@ pub(crate) fn build_exact_into(config: &Config, hashes: &[u64], out: &mut Vec<u8
                 // count over the bucket size): the keys go to the filter `finish` builds.
                 return Ok(false);
             }
-            // Stored in a table of the next even count, whose last bucket an odd m leaves empty.
-            let geo = Geometry::new(m + m % 2, b, f, encoding)?;
             for k in 0..seeds {
                 // The default width's derivation with its constants folded in (the locate was
                 // a quarter of a build's instructions, once a seed).
@@ -875,7 +873,7 @@ pub(crate) fn build_exact_into(config: &Config, hashes: &[u64], out: &mut Vec<u8
                     place.locate(hashes, seed_of(k), m, f, b);
                 }
                 if place.solve(m as usize, b as usize) {
-                    place.emit(&layout, &geo, k, m, out)?;
+                    place.emit(&layout, k, m, out)?;
                     return Ok(true);
                 }
             }
@@ -938,26 +936,20 @@ impl Default for Placement {
 
 impl Placement {
     /// The version-2 block of the placement [`solve`](Self::solve) found for `m` buckets with
-    /// seed index `k`, in `layout`; `geo` is the table of the next even count that stores it.
-    /// The buckets are stored straight into the block, each once from its members (a
-    /// semi-sorted bucket is encoded once a bucket, not once a key), behind room for the
-    /// header; the table's padding past them is cut off.
-    fn emit(
-        &self,
-        layout: &Geometry,
-        geo: &Geometry,
-        k: u8,
-        m: u64,
-        out: &mut Vec<u8>,
-    ) -> Result<()> {
-        let bs = geo.bucket_size() as usize;
-        let used =
-            (m * geo.encoding().bucket_bits(geo.bucket_size(), geo.fp_bits())).div_ceil(8) as usize;
+    /// seed index `k`, in `layout` (a geometry of 2 buckets). The buckets are stored straight
+    /// into the block, each once from its members (a semi-sorted bucket is encoded once a
+    /// bucket, not once a key), behind room for the header; the padding of the table that
+    /// stores them (the next even count) is cut off.
+    fn emit(&self, layout: &Geometry, k: u8, m: u64, out: &mut Vec<u8>) -> Result<()> {
+        let (e, b, f) = (layout.encoding(), layout.bucket_size(), layout.fp_bits());
+        let used = (m * e.bucket_bits(b, f)).div_ceil(8) as usize;
         let (header, header_len) = header_v2(layout, k, used);
-        let (e, b, f) = V2_DEFAULT;
-        if (geo.encoding(), geo.bucket_size(), geo.fp_bits()) == (e, b, f) {
+        if (e, b, f) == V2_DEFAULT {
             return self.emit_default(&header[..header_len], m as usize, used, out);
         }
+        // Stored in a table of the next even count, whose last bucket an odd m leaves empty.
+        let geo = Geometry::new(m + m % 2, b, f, e)?;
+        let bs = b as usize;
         let total = header_len + geo.table_bytes();
         out.clear();
         out.try_reserve_exact(total)
@@ -1001,6 +993,18 @@ impl Placement {
         if slots < hashes.len() as u64 + u64::from(b) {
             self.degree[..m as usize].fill(0);
             let degree = &mut *self.degree;
+            if m.is_multiple_of(2) {
+                // An even count: every key has two buckets (and `locate` has no halving).
+                let m = m & !1;
+                for (key, &h) in self.keys.iter_mut().zip(hashes) {
+                    let s = locate(hash::seeded(KeyHash::from_u64(h), seed), m, f);
+                    let (i1, i2) = (s.i1 as u32, s.i2 as u32);
+                    *key = (i1, i2, s.fp);
+                    degree[i1 as usize & (BUCKETS_CAP - 1)] += 1;
+                    degree[i2 as usize & (BUCKETS_CAP - 1)] += 1;
+                }
+                return;
+            }
             for (key, &h) in self.keys.iter_mut().zip(hashes) {
                 let (i1, i2, fp) = at(h);
                 *key = (i1, i2, fp);
@@ -1027,17 +1031,7 @@ impl Placement {
                 bytes: total as u64,
             })?;
         out.extend_from_slice(header);
-        let bucket = |j: usize| -> u64 {
-            let load = usize::from(self.load[j]);
-            let mut fps = [0u32; 4];
-            for (fp, &key) in fps.iter_mut().zip(&self.members[j * 4..j * 4 + load]) {
-                *fp = self.keys[key as usize].2;
-            }
-            let (index, lows) = semi::encode(fps, 6);
-            lows.iter().enumerate().fold(index, |w, (s, &l)| {
-                w | u64::from(l) << (semi::INDEX_BITS + 6 * s as u32)
-            })
-        };
+        let bucket = |j: usize| self.default_bucket(j);
         for j in (0..m - m % 2).step_by(2) {
             let pair = u128::from(bucket(j)) | u128::from(bucket(j + 1)) << DEFAULT_BUCKET_BITS;
             out.extend_from_slice(&pair.to_le_bytes()[..9]);
@@ -1050,8 +1044,35 @@ impl Placement {
         Ok(())
     }
 
+    /// The 36 bits of default-layout bucket `j` of the placement, encoded from its members.
+    /// Inlined into [`emit_default`](Self::emit_default)'s loop (a call a bucket cost a tenth
+    /// of the encoding).
+    #[inline(always)]
+    fn default_bucket(&self, j: usize) -> u64 {
+        let load = usize::from(self.load[j]);
+        let mut fps = [0u32; 4];
+        for (fp, &key) in fps.iter_mut().zip(&self.members[j * 4..j * 4 + load]) {
+            *fp = self.keys[key as usize].2;
+        }
+        let (index, lows) = semi::encode(fps, 6);
+        lows.iter().enumerate().fold(index, |w, (s, &l)| {
+            w | u64::from(l) << (semi::INDEX_BITS + 6 * s as u32)
+        })
+    }
+
     /// Places every key; false if some key cannot be (then no placement exists).
     fn solve(&mut self, m: usize, b: usize) -> bool {
+        // The default bucket size as a constant: its multiplications become shifts.
+        if b == 4 {
+            self.solve_with(m, 4)
+        } else {
+            self.solve_with(m, b)
+        }
+    }
+
+    /// [`solve`](Self::solve), inlined into it so that a constant `b` folds in.
+    #[inline(always)]
+    fn solve_with(&mut self, m: usize, b: usize) -> bool {
         let Some(slack) = (m * b).checked_sub(self.keys.len()) else {
             return false;
         };
@@ -1096,7 +1117,8 @@ impl Placement {
     }
 
     /// Places `key`, both of whose buckets are full, by the shortest chain of moves that ends
-    /// in a bucket with room; false if there is none.
+    /// in a bucket with room; false if there is none. Inlined into [`solve`](Self::solve).
+    #[inline(always)]
     fn search(&mut self, key: u32, b: usize) -> bool {
         const B: usize = BUCKETS_CAP - 1;
         const S: usize = SLOTS_CAP - 1;
