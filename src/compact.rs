@@ -896,6 +896,9 @@ struct Placement {
     keys: Vec<(u32, u32, u32)>,
     /// The keys in each bucket, `b` entries a bucket, the first `load` of them in use.
     members: Box<[u32; SLOTS_CAP]>,
+    /// The other bucket of the key in each slot of `members` (its own for a key with one
+    /// bucket): the search reads where a resident can go without reading its key.
+    other: Box<[u32; SLOTS_CAP]>,
     load: Box<[u8; BUCKETS_CAP]>,
     /// The bucket a search reached each bucket from, and the key it would move (`u32::MAX`
     /// for the key's own buckets); valid where `seen` holds the search's stamp.
@@ -924,6 +927,7 @@ impl Default for Placement {
         Placement {
             keys: Vec::new(),
             members: Box::new([0; SLOTS_CAP]),
+            other: Box::new([0; SLOTS_CAP]),
             load: Box::new([0; BUCKETS_CAP]),
             from: Box::new([(0, 0); BUCKETS_CAP]),
             seen: Box::new([0; BUCKETS_CAP]),
@@ -1031,7 +1035,17 @@ impl Placement {
                 bytes: total as u64,
             })?;
         out.extend_from_slice(header);
-        let bucket = |j: usize| self.default_bucket(j);
+        let bucket = |j: usize| -> u64 {
+            let load = usize::from(self.load[j]);
+            let mut fps = [0u32; 4];
+            for (fp, &key) in fps.iter_mut().zip(&self.members[j * 4..j * 4 + load]) {
+                *fp = self.keys[key as usize].2;
+            }
+            let (index, lows) = semi::encode(fps, 6);
+            lows.iter().enumerate().fold(index, |w, (s, &l)| {
+                w | u64::from(l) << (semi::INDEX_BITS + 6 * s as u32)
+            })
+        };
         for j in (0..m - m % 2).step_by(2) {
             let pair = u128::from(bucket(j)) | u128::from(bucket(j + 1)) << DEFAULT_BUCKET_BITS;
             out.extend_from_slice(&pair.to_le_bytes()[..9]);
@@ -1042,22 +1056,6 @@ impl Placement {
         }
         debug_assert_eq!(out.len(), total);
         Ok(())
-    }
-
-    /// The 36 bits of default-layout bucket `j` of the placement, encoded from its members.
-    /// Inlined into [`emit_default`](Self::emit_default)'s loop (a call a bucket cost a tenth
-    /// of the encoding).
-    #[inline(always)]
-    fn default_bucket(&self, j: usize) -> u64 {
-        let load = usize::from(self.load[j]);
-        let mut fps = [0u32; 4];
-        for (fp, &key) in fps.iter_mut().zip(&self.members[j * 4..j * 4 + load]) {
-            *fp = self.keys[key as usize].2;
-        }
-        let (index, lows) = semi::encode(fps, 6);
-        lows.iter().enumerate().fold(index, |w, (s, &l)| {
-            w | u64::from(l) << (semi::INDEX_BITS + 6 * s as u32)
-        })
     }
 
     /// Places every key; false if some key cannot be (then no placement exists).
@@ -1082,7 +1080,20 @@ impl Placement {
         // that fail (38–94 % of them at 19 to 128 keys of random blocks), for a pass over the
         // keys instead of a search that fails near the last key. (The degrees were counted as
         // the keys were located.)
-        if slack < b && self.degree[..m].iter().any(|&d| usize::from(d) + slack < b) {
+        //
+        // More generally, for the set X of the buckets whose degree is under b: the keys of
+        // none of them, all but those that can go in one (at most the sum of their degrees),
+        // need `n − Σ_X degree ≤ b(m − |X|)` slots, so the buckets' shortfalls `b − degree`
+        // may add up to `slack` at most. Near a full table this also refuses the seeds where
+        // two buckets fall short: at 71 keys, half the seeds the search failed on (0.18 → 0.09
+        // a block).
+        if slack < b
+            && self.degree[..m]
+                .iter()
+                .map(|&d| b.saturating_sub(usize::from(d)))
+                .sum::<usize>()
+                > slack
+        {
             return false;
         }
         self.load[..m].fill(0);
@@ -1093,7 +1104,8 @@ impl Placement {
             // keys until the table is nearly full), over slices held across keys (the fields
             // of `self` would be reloaded after every store); the search only where both are
             // full.
-            let (keys, load, members) = (&self.keys[..], &mut *self.load, &mut *self.members);
+            let (keys, load) = (&self.keys[..], &mut *self.load);
+            let (members, other) = (&mut *self.members, &mut *self.other);
             const B: usize = BUCKETS_CAP - 1;
             const S: usize = SLOTS_CAP - 1;
             while let Some(&(i1, i2, _)) = keys.get(key as usize) {
@@ -1102,7 +1114,9 @@ impl Placement {
                 if usize::from(l) >= b {
                     break;
                 }
-                members[(x as usize * b + usize::from(l)) & S] = key;
+                let slot = (x as usize * b + usize::from(l)) & S;
+                members[slot] = key;
+                other[slot] = i1 ^ i2 ^ x;
                 load[x as usize & B] = l + 1;
                 key += 1;
             }
@@ -1122,23 +1136,23 @@ impl Placement {
     fn search(&mut self, key: u32, b: usize) -> bool {
         const B: usize = BUCKETS_CAP - 1;
         const S: usize = SLOTS_CAP - 1;
-        let keys = &self.keys[..];
-        let (members, load) = (&mut *self.members, &mut *self.load);
-        let (i1, i2, _) = keys[key as usize];
+        let (members, other, load) = (&mut *self.members, &mut *self.other, &mut *self.load);
+        let (i1, i2, _) = self.keys[key as usize];
         // One move is the chain most searches find: a resident of either bucket whose other
         // bucket has room moves there and the key takes its slot (the breadth-first search
         // below would find the same chain, at several times the cost).
         for x in [i1, i2] {
             let xs = x as usize * b;
             for s in xs..xs + b {
-                let resident = members[s & S];
-                let (p, q, _) = keys[resident as usize];
-                let y = if p == x { q } else { p };
+                let y = other[s & S];
                 let l = load[y as usize & B];
                 if usize::from(l) < b {
-                    members[(y as usize * b + usize::from(l)) & S] = resident;
+                    let to = (y as usize * b + usize::from(l)) & S;
+                    members[to] = members[s & S];
+                    other[to] = x;
                     load[y as usize & B] = l + 1;
                     members[s & S] = key;
+                    other[s & S] = i1 ^ i2 ^ x;
                     return true;
                 }
             }
@@ -1171,12 +1185,11 @@ impl Placement {
                 break;
             }
             for s in 0..b {
-                let resident = members[(x as usize * b + s) & S];
-                let (p, q, _) = keys[resident as usize];
-                let y = if p == x { q } else { p };
+                let at = (x as usize * b + s) & S;
+                let y = other[at];
                 if seen[y as usize & B] != stamp {
                     seen[y as usize & B] = stamp;
-                    from[y as usize & B] = (x, resident);
+                    from[y as usize & B] = (x, members[at]);
                     queue[tail & B] = y;
                     tail += 1;
                 }
@@ -1189,11 +1202,15 @@ impl Placement {
         load[x as usize & B] += 1;
         loop {
             let (prev, moved) = from[x as usize & B];
-            let arriving = if prev == u32::MAX { key } else { moved };
-            members[(x as usize * b + slot) & S] = arriving;
+            let at = (x as usize * b + slot) & S;
             if prev == u32::MAX {
+                members[at] = key;
+                other[at] = i1 ^ i2 ^ x;
                 return true;
             }
+            // The moved key's buckets are the one the search came from and this one.
+            members[at] = moved;
+            other[at] = prev;
             slot = (0..b)
                 .find(|&s| members[(prev as usize * b + s) & S] == moved)
                 .expect("the moved key is in the bucket the search came from");
