@@ -864,8 +864,6 @@ pub(crate) fn build_exact_into(config: &Config, hashes: &[u64], out: &mut Vec<u8
                 // count over the bucket size): the keys go to the filter `finish` builds.
                 return Ok(false);
             }
-            // Stored in a table of the next even count, whose last bucket an odd m leaves empty.
-            let geo = Geometry::new(m + m % 2, b, f, encoding)?;
             for k in 0..seeds {
                 // The default width's derivation with its constants folded in (the locate was
                 // a quarter of a build's instructions, once a seed).
@@ -875,7 +873,7 @@ pub(crate) fn build_exact_into(config: &Config, hashes: &[u64], out: &mut Vec<u8
                     place.locate(hashes, seed_of(k), m, f, b);
                 }
                 if place.solve(m as usize, b as usize) {
-                    place.emit(&layout, &geo, k, m, out)?;
+                    place.emit(&layout, k, m, out)?;
                     return Ok(true);
                 }
             }
@@ -898,6 +896,9 @@ struct Placement {
     keys: Vec<(u32, u32, u32)>,
     /// The keys in each bucket, `b` entries a bucket, the first `load` of them in use.
     members: Box<[u32; SLOTS_CAP]>,
+    /// The other bucket of the key in each slot of `members` (its own for a key with one
+    /// bucket): the search reads where a resident can go without reading its key.
+    other: Box<[u32; SLOTS_CAP]>,
     load: Box<[u8; BUCKETS_CAP]>,
     /// The bucket a search reached each bucket from, and the key it would move (`u32::MAX`
     /// for the key's own buckets); valid where `seen` holds the search's stamp.
@@ -926,6 +927,7 @@ impl Default for Placement {
         Placement {
             keys: Vec::new(),
             members: Box::new([0; SLOTS_CAP]),
+            other: Box::new([0; SLOTS_CAP]),
             load: Box::new([0; BUCKETS_CAP]),
             from: Box::new([(0, 0); BUCKETS_CAP]),
             seen: Box::new([0; BUCKETS_CAP]),
@@ -938,26 +940,20 @@ impl Default for Placement {
 
 impl Placement {
     /// The version-2 block of the placement [`solve`](Self::solve) found for `m` buckets with
-    /// seed index `k`, in `layout`; `geo` is the table of the next even count that stores it.
-    /// The buckets are stored straight into the block, each once from its members (a
-    /// semi-sorted bucket is encoded once a bucket, not once a key), behind room for the
-    /// header; the table's padding past them is cut off.
-    fn emit(
-        &self,
-        layout: &Geometry,
-        geo: &Geometry,
-        k: u8,
-        m: u64,
-        out: &mut Vec<u8>,
-    ) -> Result<()> {
-        let bs = geo.bucket_size() as usize;
-        let used =
-            (m * geo.encoding().bucket_bits(geo.bucket_size(), geo.fp_bits())).div_ceil(8) as usize;
+    /// seed index `k`, in `layout` (a geometry of 2 buckets). The buckets are stored straight
+    /// into the block, each once from its members (a semi-sorted bucket is encoded once a
+    /// bucket, not once a key), behind room for the header; the padding of the table that
+    /// stores them (the next even count) is cut off.
+    fn emit(&self, layout: &Geometry, k: u8, m: u64, out: &mut Vec<u8>) -> Result<()> {
+        let (e, b, f) = (layout.encoding(), layout.bucket_size(), layout.fp_bits());
+        let used = (m * e.bucket_bits(b, f)).div_ceil(8) as usize;
         let (header, header_len) = header_v2(layout, k, used);
-        let (e, b, f) = V2_DEFAULT;
-        if (geo.encoding(), geo.bucket_size(), geo.fp_bits()) == (e, b, f) {
+        if (e, b, f) == V2_DEFAULT {
             return self.emit_default(&header[..header_len], m as usize, used, out);
         }
+        // Stored in a table of the next even count, whose last bucket an odd m leaves empty.
+        let geo = Geometry::new(m + m % 2, b, f, e)?;
+        let bs = b as usize;
         let total = header_len + geo.table_bytes();
         out.clear();
         out.try_reserve_exact(total)
@@ -1001,6 +997,18 @@ impl Placement {
         if slots < hashes.len() as u64 + u64::from(b) {
             self.degree[..m as usize].fill(0);
             let degree = &mut *self.degree;
+            if m.is_multiple_of(2) {
+                // An even count: every key has two buckets (and `locate` has no halving).
+                let m = m & !1;
+                for (key, &h) in self.keys.iter_mut().zip(hashes) {
+                    let s = locate(hash::seeded(KeyHash::from_u64(h), seed), m, f);
+                    let (i1, i2) = (s.i1 as u32, s.i2 as u32);
+                    *key = (i1, i2, s.fp);
+                    degree[i1 as usize & (BUCKETS_CAP - 1)] += 1;
+                    degree[i2 as usize & (BUCKETS_CAP - 1)] += 1;
+                }
+                return;
+            }
             for (key, &h) in self.keys.iter_mut().zip(hashes) {
                 let (i1, i2, fp) = at(h);
                 *key = (i1, i2, fp);
@@ -1052,6 +1060,17 @@ impl Placement {
 
     /// Places every key; false if some key cannot be (then no placement exists).
     fn solve(&mut self, m: usize, b: usize) -> bool {
+        // The default bucket size as a constant: its multiplications become shifts.
+        if b == 4 {
+            self.solve_with(m, 4)
+        } else {
+            self.solve_with(m, b)
+        }
+    }
+
+    /// [`solve`](Self::solve), inlined into it so that a constant `b` folds in.
+    #[inline(always)]
+    fn solve_with(&mut self, m: usize, b: usize) -> bool {
         let Some(slack) = (m * b).checked_sub(self.keys.len()) else {
             return false;
         };
@@ -1061,7 +1080,20 @@ impl Placement {
         // that fail (38–94 % of them at 19 to 128 keys of random blocks), for a pass over the
         // keys instead of a search that fails near the last key. (The degrees were counted as
         // the keys were located.)
-        if slack < b && self.degree[..m].iter().any(|&d| usize::from(d) + slack < b) {
+        //
+        // More generally, for the set X of the buckets whose degree is under b: the keys of
+        // none of them, all but those that can go in one (at most the sum of their degrees),
+        // need `n − Σ_X degree ≤ b(m − |X|)` slots, so the buckets' shortfalls `b − degree`
+        // may add up to `slack` at most. Near a full table this also refuses the seeds where
+        // two buckets fall short: at 71 keys, half the seeds the search failed on (0.18 → 0.09
+        // a block).
+        if slack < b
+            && self.degree[..m]
+                .iter()
+                .map(|&d| b.saturating_sub(usize::from(d)))
+                .sum::<usize>()
+                > slack
+        {
             return false;
         }
         self.load[..m].fill(0);
@@ -1072,7 +1104,8 @@ impl Placement {
             // keys until the table is nearly full), over slices held across keys (the fields
             // of `self` would be reloaded after every store); the search only where both are
             // full.
-            let (keys, load, members) = (&self.keys[..], &mut *self.load, &mut *self.members);
+            let (keys, load) = (&self.keys[..], &mut *self.load);
+            let (members, other) = (&mut *self.members, &mut *self.other);
             const B: usize = BUCKETS_CAP - 1;
             const S: usize = SLOTS_CAP - 1;
             while let Some(&(i1, i2, _)) = keys.get(key as usize) {
@@ -1081,7 +1114,9 @@ impl Placement {
                 if usize::from(l) >= b {
                     break;
                 }
-                members[(x as usize * b + usize::from(l)) & S] = key;
+                let slot = (x as usize * b + usize::from(l)) & S;
+                members[slot] = key;
+                other[slot] = i1 ^ i2 ^ x;
                 load[x as usize & B] = l + 1;
                 key += 1;
             }
@@ -1096,27 +1131,28 @@ impl Placement {
     }
 
     /// Places `key`, both of whose buckets are full, by the shortest chain of moves that ends
-    /// in a bucket with room; false if there is none.
+    /// in a bucket with room; false if there is none. Inlined into [`solve`](Self::solve).
+    #[inline(always)]
     fn search(&mut self, key: u32, b: usize) -> bool {
         const B: usize = BUCKETS_CAP - 1;
         const S: usize = SLOTS_CAP - 1;
-        let keys = &self.keys[..];
-        let (members, load) = (&mut *self.members, &mut *self.load);
-        let (i1, i2, _) = keys[key as usize];
+        let (members, other, load) = (&mut *self.members, &mut *self.other, &mut *self.load);
+        let (i1, i2, _) = self.keys[key as usize];
         // One move is the chain most searches find: a resident of either bucket whose other
         // bucket has room moves there and the key takes its slot (the breadth-first search
         // below would find the same chain, at several times the cost).
         for x in [i1, i2] {
             let xs = x as usize * b;
             for s in xs..xs + b {
-                let resident = members[s & S];
-                let (p, q, _) = keys[resident as usize];
-                let y = if p == x { q } else { p };
+                let y = other[s & S];
                 let l = load[y as usize & B];
                 if usize::from(l) < b {
-                    members[(y as usize * b + usize::from(l)) & S] = resident;
+                    let to = (y as usize * b + usize::from(l)) & S;
+                    members[to] = members[s & S];
+                    other[to] = x;
                     load[y as usize & B] = l + 1;
                     members[s & S] = key;
+                    other[s & S] = i1 ^ i2 ^ x;
                     return true;
                 }
             }
@@ -1149,12 +1185,11 @@ impl Placement {
                 break;
             }
             for s in 0..b {
-                let resident = members[(x as usize * b + s) & S];
-                let (p, q, _) = keys[resident as usize];
-                let y = if p == x { q } else { p };
+                let at = (x as usize * b + s) & S;
+                let y = other[at];
                 if seen[y as usize & B] != stamp {
                     seen[y as usize & B] = stamp;
-                    from[y as usize & B] = (x, resident);
+                    from[y as usize & B] = (x, members[at]);
                     queue[tail & B] = y;
                     tail += 1;
                 }
@@ -1167,11 +1202,15 @@ impl Placement {
         load[x as usize & B] += 1;
         loop {
             let (prev, moved) = from[x as usize & B];
-            let arriving = if prev == u32::MAX { key } else { moved };
-            members[(x as usize * b + slot) & S] = arriving;
+            let at = (x as usize * b + slot) & S;
             if prev == u32::MAX {
+                members[at] = key;
+                other[at] = i1 ^ i2 ^ x;
                 return true;
             }
+            // The moved key's buckets are the one the search came from and this one.
+            members[at] = moved;
+            other[at] = prev;
             slot = (0..b)
                 .find(|&s| members[(prev as usize * b + s) & S] == moved)
                 .expect("the moved key is in the bucket the search came from");
