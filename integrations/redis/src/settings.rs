@@ -98,3 +98,85 @@ impl Settings {
         Ok(s)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(name: &str, value: &str) -> Result<Settings, String> {
+        Settings::parse(&[name.as_bytes(), value.as_bytes()])
+    }
+
+    /// The default limit is Redis's default `proto-max-bulk-len`, 512 MiB.
+    #[test]
+    fn the_default_limit_is_512_mib() {
+        assert_eq!(DEFAULT_MAX_KEY_BYTES, 536_870_912);
+        assert_eq!(Settings::default().max_key_bytes, 536_870_912);
+        assert_eq!(Settings::parse(&[]), Ok(Settings::default()));
+    }
+
+    /// Each argument held to its range, either side of each bound: a rate strictly inside
+    /// (0, 1), capped at 0.25; `INITIAL_SIZE` 1 to 2^30; `CF_MAX_EXPANSIONS` 1 to 65536;
+    /// `MAX_KEY_BYTES` 0 to `i64::MAX`.
+    #[test]
+    fn every_argument_is_held_to_its_range() {
+        for bad in ["0", "0.0", "-0.5", "1", "1.0", "1.5", "NaN", "x", ""] {
+            assert!(
+                one("ERROR_RATE", bad).is_err(),
+                "ERROR_RATE {bad:?} accepted"
+            );
+        }
+        for (rate, kept) in [
+            ("1e-9", 1e-9),
+            ("0.25", 0.25),
+            ("0.5", 0.25),
+            ("0.999", 0.25),
+        ] {
+            assert_eq!(
+                one("error_rate", rate).unwrap().bf_error_rate,
+                kept,
+                "{rate}"
+            );
+        }
+
+        let initial = |v: &str| one("INITIAL_SIZE", v).map(|s| s.bf_initial_size);
+        assert_eq!(initial("1"), Ok(1));
+        assert_eq!(initial("1073741824"), Ok(1 << 30));
+        for bad in ["0", "-1", "1073741825", "1.5"] {
+            assert!(initial(bad).is_err(), "INITIAL_SIZE {bad} accepted");
+        }
+
+        let expansions = |v: &str| one("Cf_Max_Expansions", v).map(|s| s.cf_max_expansions);
+        assert_eq!(expansions("1"), Ok(1));
+        assert_eq!(expansions("65536"), Ok(65536));
+        for bad in ["0", "65537"] {
+            assert!(expansions(bad).is_err(), "CF_MAX_EXPANSIONS {bad} accepted");
+        }
+
+        let limit = |v: &str| one("MAX_KEY_BYTES", v).map(|s| s.max_key_bytes);
+        assert_eq!(limit("0"), Ok(0));
+        assert_eq!(limit("9223372036854775807"), Ok(i64::MAX as u64));
+        for bad in ["-1", "9223372036854775808"] {
+            assert!(limit(bad).is_err(), "MAX_KEY_BYTES {bad} accepted");
+        }
+
+        // Each sets its own field only; the last of a repeated name wins.
+        let s = Settings::parse(&[
+            b"INITIAL_SIZE",
+            b"7",
+            b"CF_MAX_EXPANSIONS",
+            b"9",
+            b"INITIAL_SIZE",
+            b"8",
+        ])
+        .unwrap();
+        assert_eq!(
+            s,
+            Settings {
+                bf_initial_size: 8,
+                cf_max_expansions: 9,
+                ..Settings::default()
+            }
+        );
+    }
+}

@@ -492,4 +492,53 @@ mod tests {
         long.push(0);
         assert!(Value::from_dump(&h, long).is_err());
     }
+
+    /// The wrapper answers as the filter it holds, fixed or growable: whether it is empty, its
+    /// newest level's bucket size and its bound on the false-positive rate; a refused insert is
+    /// `Full`, or `NoMemory` when memory ran out.
+    #[test]
+    fn the_wrapper_answers_as_its_filter() {
+        let fixed = CuckooFilter::new(Config::new(1000).bucket_size(4)).unwrap();
+        let growable = ScalableCuckooFilter::new(Config::new(1000).bucket_size(8)).unwrap();
+        for (mut f, b) in [(Filter::Fixed(fixed), 4), (Filter::Growable(growable), 8)] {
+            assert!(f.is_empty());
+            assert_eq!(f.add(b"a", false), Added::Yes);
+            assert!(!f.is_empty());
+            assert_eq!(f.bucket_size(), b);
+            let fpr = match &f {
+                Filter::Fixed(f) => f.expected_fpr(),
+                Filter::Growable(f) => f.expected_fpr(),
+            };
+            assert!(fpr > 0.0 && fpr < 0.01, "{fpr}");
+            assert_eq!(f.expected_fpr(), fpr);
+        }
+        assert_eq!(
+            Added::from(Error::OutOfMemory { bytes: 1 << 40 }),
+            Added::NoMemory
+        );
+        assert_eq!(Added::from(Error::Full), Added::Full);
+        assert_eq!(Added::from(Error::TooManyCopies), Added::Full);
+    }
+
+    /// A header with a flag bit this version does not know, or with a reserved byte set, is
+    /// refused, whatever else it holds.
+    #[test]
+    fn unknown_flags_and_reserved_bytes_are_refused() {
+        let h = Header {
+            growable: true,
+            total: 100,
+            meta: meta(),
+        }
+        .encode();
+        assert!(Header::decode(&h).is_ok());
+        for (at, bit) in [(10, 4u8), (10, 0x80), (11, 1), (12, 1), (15, 0x80)] {
+            let mut bad = h;
+            bad[at] |= bit;
+            assert_eq!(
+                Header::decode(&bad),
+                Err("unknown flags".to_string()),
+                "bit {bit:#x} of byte {at}"
+            );
+        }
+    }
 }

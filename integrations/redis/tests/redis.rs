@@ -1178,6 +1178,26 @@ fn used_memory_counts_the_filters() {
     );
     assert_eq!(c.q("EXISTS m"), R::Int(0));
     assert_eq!(c.q("CF.RESERVE m 300000 EXPANSION 0"), ok());
+    // The bound itself, through a LOADCHUNK header (nothing allocated for its bytes yet):
+    // a filter of exactly maxmemory bytes is allowed, one byte more refused.
+    let R::Array(first) = c.q("CF.SCANDUMP m 0") else {
+        panic!("SCANDUMP")
+    };
+    let mut header = first[1].bytes().to_vec();
+    header[16..24].copy_from_slice(&(maxmemory as u64 + 1).to_le_bytes());
+    let e = c
+        .call(&[b"CF.LOADCHUNK".as_slice(), b"copy", b"1", &header])
+        .err()
+        .to_string();
+    assert!(
+        e.contains(&format!("more than maxmemory ({maxmemory})")),
+        "{e}"
+    );
+    header[16..24].copy_from_slice(&(maxmemory as u64).to_le_bytes());
+    assert_eq!(
+        c.call(&[b"CF.LOADCHUNK".as_slice(), b"copy", b"1", &header]),
+        ok()
+    );
 }
 
 /// `MAX_KEY_BYTES` and the other load-time arguments: a filter larger than the limit is
@@ -1266,6 +1286,13 @@ fn max_key_bytes_and_maxmemory_refuse_filters_too_large() {
     header[16..24].copy_from_slice(&(limit as u64 + 1).to_le_bytes());
     too_large(c.call(&[b"CF.LOADCHUNK".as_slice(), b"copy", b"1", &header]));
     assert_eq!(c.q("EXISTS copy"), R::Int(0));
+    // Exactly the limit is allowed (the key is made, to be loaded).
+    header[16..24].copy_from_slice(&(limit as u64).to_le_bytes());
+    assert_eq!(
+        c.call(&[b"CF.LOADCHUNK".as_slice(), b"copy", b"1", &header]),
+        ok()
+    );
+    assert_eq!(c.q("DEL copy"), R::Int(1));
 
     drop(s);
 
