@@ -126,8 +126,14 @@ fn create_error(ctx: Ctx, kind: Kind, e: &CreateError) {
 }
 
 /// `Err` with the reply when a filter of `bytes` bytes is larger than the module's
-/// `MAX_KEY_BYTES` or the server's `maxmemory`: checked before its memory is touched.
+/// `MAX_KEY_BYTES` or the server's `maxmemory`: checked before its memory is touched. Never
+/// for a command the server replays (from its primary, or from its AOF at load): the key was
+/// accepted where it was written, and refusing it here would leave a replica or a restarted
+/// server without it (a replica may run with a lower `maxmemory`, or other module arguments).
 fn check_size(ctx: Ctx, bytes: u64) -> Result<(), CreateError> {
+    if ctx.replayed() {
+        return Ok(());
+    }
     let limit = settings::get().max_key_bytes;
     if limit != 0 && bytes > limit {
         return Err(CreateError::TooLarge(format!(
@@ -148,8 +154,15 @@ fn check_size(ctx: Ctx, bytes: u64) -> Result<(), CreateError> {
 /// passed [`check_size`].
 fn make_filter(ctx: Ctx, config: Config, growable: bool) -> Result<Filter, CreateError> {
     if growable {
-        check_size(ctx, ScalableCuckooFilter::size_for(&config)? as u64)?;
-        let config = config.max_bytes(settings::get().max_key_bytes);
+        let size = ScalableCuckooFilter::size_for(&config)? as u64;
+        check_size(ctx, size)?;
+        // A replayed key above this server's limit (its primary's was higher) grows without
+        // one rather than not being made.
+        let limit = match settings::get().max_key_bytes {
+            limit if ctx.replayed() && size > limit => 0,
+            limit => limit,
+        };
+        let config = config.max_bytes(limit);
         Ok(Filter::Growable(ScalableCuckooFilter::new(config)?))
     } else {
         check_size(ctx, config.size_in_bytes()? as u64)?;

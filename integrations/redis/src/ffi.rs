@@ -29,6 +29,10 @@ const OPTIONS_HANDLE_IO_ERRORS: c_int = 1;
 const KEYTYPE_MODULE: c_int = 6;
 /// `REDISMODULE_CTX_FLAGS_RESP3`.
 const CTX_FLAGS_RESP3: c_int = 1 << 22;
+/// `REDISMODULE_CTX_FLAGS_REPLICATED`: the command came over the replication link.
+const CTX_FLAGS_REPLICATED: c_int = 1 << 12;
+/// `REDISMODULE_CTX_FLAGS_LOADING`: the server is loading its AOF or RDB.
+const CTX_FLAGS_LOADING: c_int = 1 << 13;
 /// `REDISMODULE_POSTPONED_LEN`.
 const POSTPONED_LEN: c_long = -1;
 
@@ -376,6 +380,14 @@ impl Ctx {
     pub fn null(&self) {
         // SAFETY: a live context.
         unsafe { (api().reply_with_null)(self.0) };
+    }
+
+    /// Whether the command replays one the server accepted before: it came from the primary
+    /// over the replication link, or from the AOF while the server loads it.
+    pub fn replayed(&self) -> bool {
+        // SAFETY: a live context.
+        let flags = unsafe { (api().get_context_flags)(self.0) };
+        flags & (CTX_FLAGS_REPLICATED | CTX_FLAGS_LOADING) != 0
     }
 
     /// Whether the client speaks RESP3 (`HELLO 3`).

@@ -1410,3 +1410,83 @@ fn a_filter_too_large_for_memory_is_an_error_not_a_crash() {
     assert_eq!(c.q("CF.EXISTS small kept"), R::Int(1));
     assert_eq!(c.q("CF.RESERVE after 100000"), ok());
 }
+
+/// The size limits apply where a key is written, never where it is replayed: a replica run
+/// with a lower `MAX_KEY_BYTES` and `maxmemory` than its primary still gets every key the
+/// primary made (by command and by `LOADCHUNK`), and a server restarted from its AOF with a
+/// lower limit still has the keys it accepted before. Refusing them there would leave a key
+/// missing: every item in it a false negative.
+#[test]
+fn limits_never_refuse_what_a_replica_or_the_aof_replays() {
+    let dir = tmp();
+    let primary = Server::start(dir.path(), &["--repl-diskless-sync-delay", "0"]);
+    let mut p = primary.client();
+    let port = primary.port.to_string();
+    let replica = Server::start(
+        dir.path(),
+        &[
+            "MAX_KEY_BYTES",
+            "100000",
+            "--maxmemory",
+            "50mb",
+            "--replicaof",
+            "127.0.0.1",
+            &port,
+        ],
+    );
+    let mut r = replica.client();
+    wait_for_link(&mut r);
+    // Each of these is above the replica's limit (the fixed CF key of 100 000 items takes
+    // about 119 kB).
+    assert_eq!(p.q("CF.RESERVE fixed 100000 EXPANSION 0"), ok());
+    assert_eq!(p.q("BF.RESERVE grow 0.001 200000"), ok());
+    assert_eq!(p.q("CF.ADD fixed a"), R::Int(1));
+    assert_eq!(p.q("BF.ADD grow a"), R::Int(1));
+    for (iter, data) in scandump(&mut p, "CF", "fixed") {
+        p.call(&[
+            b"CF.LOADCHUNK".as_slice(),
+            b"copy",
+            iter.to_string().as_bytes(),
+            &data,
+        ]);
+    }
+    assert_eq!(p.q("WAIT 1 10000"), R::Int(1));
+    for (kind, key) in [("CF", "fixed"), ("CF", "copy")] {
+        // The same bytes, not merely an answer: a refused reserve followed by an add would
+        // leave a small key made by the add.
+        assert_eq!(
+            scandump(&mut r, kind, key),
+            scandump(&mut p, kind, key),
+            "{key} on the replica"
+        );
+        assert_eq!(r.call(&["CF.EXISTS", key, "a"]), R::Int(1), "{key}");
+    }
+    // The growable key: the same table (its growth limit, kept in its header, is the
+    // replica's own: none, as its limit is below the key's size).
+    for field in ["Size", "Capacity", "Number of items inserted"] {
+        assert_eq!(
+            r.q("BF.INFO grow").field(field),
+            p.q("BF.INFO grow").field(field),
+            "grow's {field} on the replica"
+        );
+    }
+    assert_eq!(r.q("BF.EXISTS grow a"), R::Int(1));
+    drop(r);
+    drop(replica);
+
+    // The AOF: written without a limit, replayed under one.
+    let mut s = Server::start(dir.path(), &["--appendonly", "yes"]);
+    let mut c = s.client();
+    assert_eq!(c.q("CF.RESERVE fixed 100000 EXPANSION 0"), ok());
+    assert_eq!(c.q("CF.ADD fixed a"), R::Int(1));
+    drop(c);
+    s.restart_with(&["MAX_KEY_BYTES", "100000", "--appendonly", "yes"]);
+    let mut c = s.client();
+    assert_eq!(c.q("CF.EXISTS fixed a"), R::Int(1), "the key the AOF held");
+    assert!(
+        c.q("CF.INFO fixed").field("Size").int() > 100_000,
+        "the key the AOF held, not one an add made"
+    );
+    let e = c.q("CF.RESERVE other 100000 EXPANSION 0").err().to_string();
+    assert!(e.contains("MAX_KEY_BYTES (100000)"), "{e}");
+}

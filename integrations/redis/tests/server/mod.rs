@@ -300,6 +300,13 @@ impl Server {
         self.spawn();
     }
 
+    /// [`restart`](Self::restart) with other settings (module arguments first).
+    pub fn restart_with(&mut self, extra: &[&str]) {
+        self.kill();
+        self.extra = extra.iter().map(|s| s.to_string()).collect();
+        self.spawn();
+    }
+
     /// Whether the server process is still running.
     pub fn alive(&mut self) -> bool {
         self.child
