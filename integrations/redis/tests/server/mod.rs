@@ -159,16 +159,23 @@ impl Client {
     }
 }
 
-/// The module: next to this test's binary (cargo builds the library's cdylib for the tests).
+/// The module: next to this test's binary (cargo builds the library's cdylib for the tests,
+/// in `target/<profile>/deps`), or, for an example (`target/<profile>/examples`), in
+/// `target/<profile>` or its `deps`.
 pub fn module() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary");
-    let deps = exe.parent().expect("target/<profile>/deps");
-    [Some(deps), deps.parent()]
-        .into_iter()
-        .flatten()
-        .map(|d| d.join("libcuckoo_sst_redis.so"))
-        .find(|p| p.is_file())
-        .expect("libcuckoo_sst_redis.so next to the test binary")
+    let dir = exe.parent().expect("target/<profile>/deps");
+    let profile = dir.parent();
+    [
+        Some(dir.to_path_buf()),
+        profile.map(Path::to_path_buf),
+        profile.map(|p| p.join("deps")),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|d| d.join("libcuckoo_sst_redis.so"))
+    .find(|p| p.is_file())
+    .expect("libcuckoo_sst_redis.so next to the test binary")
 }
 
 /// `redis-server`: `REDIS_SERVER`, or the one on the PATH, installed by
