@@ -92,11 +92,13 @@ void run(int keys_per_filter, int rounds, bool flat) {
       double t0 = now_ns();
       for (int i = 0; i < filters; i++)
         side.policy->CreateFilter(slices[i].data(), keys_per_filter, &side.filters[i]);
-      std::vector<std::string> flat_keys;
+      std::vector<std::string> flat_keys, flat_absent;
       if (flat) {
         flat_keys.reserve(filters);
         for (int i = 0; i < filters; i++) flat_keys.push_back(keys[i][(i + r) % keys_per_filter]);
+        flat_absent = absent;
       }
+      const std::vector<std::string> &absent_keys = flat ? flat_absent : absent;
       double t1 = now_ns();
       size_t hits = 0;
       if (flat) {
@@ -109,7 +111,7 @@ void run(int keys_per_filter, int rounds, bool flat) {
       double t2 = now_ns();
       size_t maybes = 0;
       for (int i = 0; i < filters; i++)
-        maybes += side.policy->KeyMayMatch(absent[i], side.filters[i]);
+        maybes += side.policy->KeyMayMatch(absent_keys[i], side.filters[i]);
       double t3 = now_ns();
       b[s] = (t1 - t0) / (double(filters) * keys_per_filter);
       h[s] = (t2 - t1) / filters;
