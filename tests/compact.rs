@@ -712,3 +712,30 @@ fn the_fast_path_answers_default_blocks_as_the_full_lookup_does() {
         }
     }
 }
+
+/// The one-shot lookup takes one path for blocks built with seed index 0 and another for the
+/// rest (`contains_v2_default`): blocks of every seed index the builder reaches at 36 keys
+/// answer every key they hold, and absent keys as the full lookup does.
+#[test]
+fn blocks_of_every_seed_index_answer_through_the_fast_path() {
+    let mut seen = [0u32; 8];
+    for set in 0..400u64 {
+        let salt = format!("s{set:03}");
+        let present: Vec<Vec<u8>> = (0..36).map(|i| key(i, &salt)).collect();
+        let block = block_of(Config::new(0), &present);
+        seen[usize::from(block[1] & 0x07)] += 1;
+        for k in &present {
+            assert_eq!(CompactFilter::block_contains_default(&block, k), Some(true));
+        }
+        for i in 0..64 {
+            let k = key(i, "absent");
+            let full = CompactFilter::block_contains(&block, &k).unwrap();
+            assert_eq!(
+                CompactFilter::block_contains_default(&block, &k),
+                Some(full)
+            );
+        }
+    }
+    // Both paths taken, several indexes past 0 among them.
+    assert!(seen[0] > 100 && seen[1] > 20 && seen[2] > 5, "{seen:?}");
+}
