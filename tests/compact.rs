@@ -739,3 +739,35 @@ fn blocks_of_every_seed_index_answer_through_the_fast_path() {
     // Both paths taken, several indexes past 0 among them.
     assert!(seen[0] > 100 && seen[1] > 20 && seen[2] > 5, "{seen:?}");
 }
+
+/// A key both of whose buckets have an index past the last code answers "maybe" whatever its
+/// fingerprint (the one-shot lookup joins the two buckets' "maybe" and their matches without
+/// a branch: neither may cancel the other).
+#[test]
+fn a_key_whose_two_buckets_are_past_the_last_code_answers_maybe() {
+    let present: Vec<Vec<u8>> = (0..40).map(|i| key(i, "s")).collect();
+    let good = block_of(Config::new(0), &present);
+    let level = spec::read_compact(&good).unwrap().level.unwrap();
+    let seed = spec::compact_seed(good[1] & 0x07);
+    let header = level.region_offset as usize;
+    let mut tried = 0;
+    for i in 0..2000 {
+        let k = key(i, "q");
+        let h = xxhash_rust::xxh3::xxh3_64(&k);
+        let (i1, _, i2) = spec::compact_probes(spec::seeded(h, seed), level.m, 10);
+        if i1 == i2 {
+            continue;
+        }
+        let mut bad = good.clone();
+        set_field(&mut bad[header..], i1 * 36, 12, 3876);
+        set_field(&mut bad[header..], i2 * 36, 12, 4095);
+        assert_eq!(
+            CompactFilter::block_contains_default(&bad, &k),
+            Some(true),
+            "{i}"
+        );
+        assert!(CompactFilter::block_contains(&bad, &k).unwrap(), "{i}");
+        tried += 1;
+    }
+    assert!(tried > 1000, "{tried}");
+}
