@@ -771,3 +771,31 @@ fn a_key_whose_two_buckets_are_past_the_last_code_answers_maybe() {
     }
     assert!(tried > 1000, "{tried}");
 }
+
+/// The one-shot lookup's branch on seed index 0 reads the index from the header's low three
+/// bits alone: a block of seed index 7 whose check nibble is 0 (header byte `0x07`, the one
+/// value where testing `b1 ^ 7` for `b1 & 7` would go wrong) answers every key it holds.
+#[test]
+fn a_block_of_seed_index_7_with_check_0_answers_through_the_fast_path() {
+    let mut found = 0;
+    for n in 1..2000u64 {
+        let config = Config::new(n as usize).seed(spec::compact_seed(7));
+        let mut f = cuckoo_sst::CuckooFilter::new(config).unwrap();
+        let keys: Vec<Vec<u8>> = (0..n).map(|i| key(i, "seven")).collect();
+        if keys.iter().any(|k| f.insert(k).is_err()) {
+            continue;
+        }
+        let block = f.to_compact_bytes().unwrap();
+        if block.len() < 2 || block[1] != 0x07 {
+            continue;
+        }
+        for k in &keys {
+            assert_eq!(CompactFilter::block_contains_default(&block, k), Some(true));
+        }
+        found += 1;
+        if found == 3 {
+            return;
+        }
+    }
+    panic!("only {found} blocks with header byte 0x07");
+}
