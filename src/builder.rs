@@ -854,6 +854,25 @@ fn sort_hashes(hashes: &mut [u64]) -> Result<()> {
     Ok(())
 }
 
+/// Adds keys by their hashes ([`KeyHash::of`]), as [`add_hash`](FilterBuilder::add_hash) does
+/// one by one: for a caller with the hashes of a whole block at hand, in one pass that
+/// reserves room once (an iterator of known length, a slice's, say).
+///
+/// ```
+/// use cuckoo_sst::{Config, FilterBuilder, KeyHash};
+/// let mut b = FilterBuilder::new(Config::new(0));
+/// b.extend([b"a", b"b", b"a"].map(|k| KeyHash::of(k)));
+/// assert_eq!(b.len(), 3);
+/// assert_eq!(b.finish()?.len(), 2);
+/// # Ok::<(), cuckoo_sst::Error>(())
+/// ```
+impl Extend<KeyHash> for FilterBuilder {
+    #[inline]
+    fn extend<I: IntoIterator<Item = KeyHash>>(&mut self, hashes: I) {
+        self.hashes.extend(hashes.into_iter().map(KeyHash::to_u64));
+    }
+}
+
 /// Sorts `hashes` and drops the duplicates, as `sort_hashes` and `dedup` do: the few keys of
 /// a compact block by [`probe_sort_dedup`], more as [`sort_hashes`] sorts them.
 fn sort_dedup(hashes: &mut Vec<u64>) -> Result<()> {

@@ -1142,9 +1142,27 @@ pub unsafe extern "C" fn cksst_compact_build_into(
             b.clear();
             b.try_reserve(n)
                 .map_err(|_| Failure::out_of_memory("out of memory for the keys' hashes"))?;
-            for (&k, &l) in keys.iter().zip(lens) {
-                // SAFETY: the caller's contract: each key points at its length's bytes.
-                b.add_key(unsafe { bytes(k, l, "a key") }?);
+            // The keys hashed in one pass of known length (no check of the vector's room a
+            // key), a key that `bytes` would refuse hashed as the empty key and noted, its
+            // error returned after the pass.
+            let mut refused = false;
+            b.extend(keys.iter().zip(lens).map(|(&k, &l)| {
+                let readable = !k.is_null() && l <= isize::MAX as usize;
+                refused |= !readable & (l != 0);
+                let key: &[u8] = if readable {
+                    // SAFETY: `k` is not NULL and `l` at most isize::MAX (checked); the
+                    // caller's contract: each key points at its length's bytes.
+                    unsafe { std::slice::from_raw_parts(k, l) }
+                } else {
+                    &[]
+                };
+                KeyHash::of(key)
+            }));
+            if refused {
+                for (&k, &l) in keys.iter().zip(lens) {
+                    // SAFETY: as above.
+                    unsafe { bytes(k, l, "a key") }?;
+                }
             }
             b.build_compact_into(block)?;
             // SAFETY: the caller's contract, as stated.
