@@ -827,9 +827,17 @@ pub(crate) fn build_exact(config: &Config, hashes: &[u64]) -> Result<Option<Vec<
 pub(crate) fn build_exact_into(config: &Config, hashes: &[u64], out: &mut Vec<u8>) -> Result<bool> {
     out.clear();
     let (b, f, encoding) = config.layout()?;
-    let layout = Geometry::new(2, b, f, encoding)?;
+    // The default layout needs no geometry (valid by construction): its header and buckets
+    // are written by `emit_default`.
+    let default = (encoding, b, f) == V2_DEFAULT;
+    let layout = if default && !hashes.is_empty() {
+        None
+    } else {
+        Some(Geometry::new(2, b, f, encoding)?)
+    };
     if hashes.is_empty() {
-        let (header, header_len) = header_v2(&layout, 0, 0);
+        let layout = layout.as_ref().expect("made for an empty block");
+        let (header, header_len) = header_v2(layout, 0, 0);
         out.extend_from_slice(&header[..header_len]);
         return Ok(true);
     }
@@ -873,7 +881,10 @@ pub(crate) fn build_exact_into(config: &Config, hashes: &[u64], out: &mut Vec<u8
                     place.locate(hashes, seed_of(k), m, f, b);
                 }
                 if place.solve(m as usize, b as usize) {
-                    place.emit(&layout, k, m, out)?;
+                    match &layout {
+                        None => place.emit_default(k, m as usize, out)?,
+                        Some(layout) => place.emit(layout, k, m, out)?,
+                    }
                     return Ok(true);
                 }
             }
@@ -894,14 +905,16 @@ pub(crate) fn build_exact_into(config: &Config, hashes: &[u64], out: &mut Vec<u8
 struct Placement {
     /// Each key's two buckets and fingerprint.
     keys: Vec<(u32, u32, u32)>,
-    /// The keys in each bucket, `b` entries a bucket, the first `load` of them in use.
-    members: Box<[u32; SLOTS_CAP]>,
-    /// The other bucket of the key in each slot of `members` (its own for a key with one
-    /// bucket): the search reads where a resident can go without reading its key.
+    /// The fingerprints of the keys in each bucket, `b` entries a bucket, the first `load` of
+    /// them in use: what [`emit`](Self::emit) stores, read without going back to the keys.
+    fps: Box<[u32; SLOTS_CAP]>,
+    /// The other bucket of the key in each slot of `fps` (its own for a key with one bucket):
+    /// the search reads where a resident can go without reading its key.
     other: Box<[u32; SLOTS_CAP]>,
     load: Box<[u8; BUCKETS_CAP]>,
-    /// The bucket a search reached each bucket from, and the key it would move (`u32::MAX`
-    /// for the key's own buckets); valid where `seen` holds the search's stamp.
+    /// The bucket a search reached each bucket from, and the slot of the key it would move
+    /// from there (`u32::MAX` for the key's own buckets); valid where `seen` holds the
+    /// search's stamp.
     from: Box<[(u32, u32); BUCKETS_CAP]>,
     /// The stamp of the search that last reached each bucket (0: none).
     seen: Box<[u32; BUCKETS_CAP]>,
@@ -926,7 +939,7 @@ impl Default for Placement {
     fn default() -> Placement {
         Placement {
             keys: Vec::new(),
-            members: Box::new([0; SLOTS_CAP]),
+            fps: Box::new([0; SLOTS_CAP]),
             other: Box::new([0; SLOTS_CAP]),
             load: Box::new([0; BUCKETS_CAP]),
             from: Box::new([(0, 0); BUCKETS_CAP]),
@@ -941,16 +954,16 @@ impl Default for Placement {
 impl Placement {
     /// The version-2 block of the placement [`solve`](Self::solve) found for `m` buckets with
     /// seed index `k`, in `layout` (a geometry of 2 buckets). The buckets are stored straight
-    /// into the block, each once from its members (a semi-sorted bucket is encoded once a
+    /// into the block, each once from its fingerprints (a semi-sorted bucket is encoded once a
     /// bucket, not once a key), behind room for the header; the padding of the table that
     /// stores them (the next even count) is cut off.
     fn emit(&self, layout: &Geometry, k: u8, m: u64, out: &mut Vec<u8>) -> Result<()> {
         let (e, b, f) = (layout.encoding(), layout.bucket_size(), layout.fp_bits());
+        if (e, b, f) == V2_DEFAULT {
+            return self.emit_default(k, m as usize, out);
+        }
         let used = (m * e.bucket_bits(b, f)).div_ceil(8) as usize;
         let (header, header_len) = header_v2(layout, k, used);
-        if (e, b, f) == V2_DEFAULT {
-            return self.emit_default(&header[..header_len], m as usize, used, out);
-        }
         // Stored in a table of the next even count, whose last bucket an odd m leaves empty.
         let geo = Geometry::new(m + m % 2, b, f, e)?;
         let bs = b as usize;
@@ -969,10 +982,7 @@ impl Placement {
                     continue;
                 }
                 let mut slots = [0u32; 8];
-                let members = &self.members[j * bs..j * bs + load];
-                for (slot, &key) in slots.iter_mut().zip(members) {
-                    *slot = self.keys[key as usize].2;
-                }
+                slots[..load].copy_from_slice(&self.fps[j * bs..j * bs + load]);
                 c.store_all(tb, j as u64, &slots);
             }
         });
@@ -1013,9 +1023,11 @@ impl Placement {
                 let (i1, i2, fp) = at(h);
                 *key = (i1, i2, fp);
                 // A bucket's degree counts the keys that may go there, a key with one bucket
-                // (possible when `m` is odd) once.
+                // (possible when `m` is odd, about one key in `m`) twice: a degree at least the
+                // true one only makes `solve`'s check refuse less, never a seed that places the
+                // keys, and costs no compare.
                 degree[i1 as usize & (BUCKETS_CAP - 1)] += 1;
-                degree[i2 as usize & (BUCKETS_CAP - 1)] += u16::from(i2 != i1);
+                degree[i2 as usize & (BUCKETS_CAP - 1)] += 1;
             }
         } else {
             for (key, &h) in self.keys.iter_mut().zip(hashes) {
@@ -1024,23 +1036,30 @@ impl Placement {
         }
     }
 
-    /// [`emit`](Self::emit) for the default layout (semi-sorted, `b` = 4, `f` = 10): each
-    /// bucket's 36 bits encoded from its members and appended two buckets (9 bytes) at a time
-    /// behind `header`, nothing zeroed or read back; `used` is the buckets' byte count.
-    fn emit_default(&self, header: &[u8], m: usize, used: usize, out: &mut Vec<u8>) -> Result<()> {
-        let total = header.len() + used;
+    /// [`emit`](Self::emit) for the default layout (semi-sorted, `b` = 4, `f` = 10), seed
+    /// index `k` and `m` buckets: its 2-byte header, then each bucket's 36 bits encoded from its
+    /// fingerprints and appended two buckets (9 bytes) at a time, nothing zeroed or read back.
+    fn emit_default(&self, k: u8, m: usize, out: &mut Vec<u8>) -> Result<()> {
+        const B: usize = BUCKETS_CAP - 1;
+        const S: usize = SLOTS_CAP - 1;
+        let used = (m as u64 * DEFAULT_BUCKET_BITS).div_ceil(8) as usize;
+        let total = HEADER_LEN_V2 + used;
+        // The header of `header_v2` for the default layout: no layout bytes, the check over
+        // the first two bytes and the block's length.
+        let word = u32::from(MAGIC_V2) | u32::from(k) << 8;
+        let check = check_of(total as u64, word);
         out.clear();
         out.try_reserve_exact(total)
             .map_err(|_| Error::OutOfMemory {
                 bytes: total as u64,
             })?;
-        out.extend_from_slice(header);
+        out.extend_from_slice(&[MAGIC_V2, k | check << 4]);
         let bucket = |j: usize| -> u64 {
-            let load = usize::from(self.load[j]);
-            let mut fps = [0u32; 4];
-            for (fp, &key) in fps.iter_mut().zip(&self.members[j * 4..j * 4 + load]) {
-                *fp = self.keys[key as usize].2;
-            }
+            // The slots past the bucket's load read as 0 (empty), with no branch on the load.
+            let load = usize::from(self.load[j & B]);
+            let fps: [u32; 4] = std::array::from_fn(|s| {
+                self.fps[(j * 4 + s) & S] & 0u32.wrapping_sub(u32::from(s < load))
+            });
             let (index, lows) = semi::encode(fps, 6);
             lows.iter().enumerate().fold(index, |w, (s, &l)| {
                 w | u64::from(l) << (semi::INDEX_BITS + 6 * s as u32)
@@ -1105,17 +1124,17 @@ impl Placement {
             // of `self` would be reloaded after every store); the search only where both are
             // full.
             let (keys, load) = (&self.keys[..], &mut *self.load);
-            let (members, other) = (&mut *self.members, &mut *self.other);
+            let (fps, other) = (&mut *self.fps, &mut *self.other);
             const B: usize = BUCKETS_CAP - 1;
             const S: usize = SLOTS_CAP - 1;
-            while let Some(&(i1, i2, _)) = keys.get(key as usize) {
+            while let Some(&(i1, i2, fp)) = keys.get(key as usize) {
                 let (l1, l2) = (load[i1 as usize & B], load[i2 as usize & B]);
                 let (x, l) = if l2 < l1 { (i2, l2) } else { (i1, l1) };
                 if usize::from(l) >= b {
                     break;
                 }
                 let slot = (x as usize * b + usize::from(l)) & S;
-                members[slot] = key;
+                fps[slot] = fp;
                 other[slot] = i1 ^ i2 ^ x;
                 load[x as usize & B] = l + 1;
                 key += 1;
@@ -1136,8 +1155,8 @@ impl Placement {
     fn search(&mut self, key: u32, b: usize) -> bool {
         const B: usize = BUCKETS_CAP - 1;
         const S: usize = SLOTS_CAP - 1;
-        let (members, other, load) = (&mut *self.members, &mut *self.other, &mut *self.load);
-        let (i1, i2, _) = self.keys[key as usize];
+        let (fps, other, load) = (&mut *self.fps, &mut *self.other, &mut *self.load);
+        let (i1, i2, fp) = self.keys[key as usize];
         // One move is the chain most searches find: a resident of either bucket whose other
         // bucket has room moves there and the key takes its slot (the breadth-first search
         // below would find the same chain, at several times the cost).
@@ -1148,10 +1167,10 @@ impl Placement {
                 let l = load[y as usize & B];
                 if usize::from(l) < b {
                     let to = (y as usize * b + usize::from(l)) & S;
-                    members[to] = members[s & S];
+                    fps[to] = fps[s & S];
                     other[to] = x;
                     load[y as usize & B] = l + 1;
-                    members[s & S] = key;
+                    fps[s & S] = fp;
                     other[s & S] = i1 ^ i2 ^ x;
                     return true;
                 }
@@ -1189,7 +1208,7 @@ impl Placement {
                 let y = other[at];
                 if seen[y as usize & B] != stamp {
                     seen[y as usize & B] = stamp;
-                    from[y as usize & B] = (x, members[at]);
+                    from[y as usize & B] = (x, at as u32);
                     queue[tail & B] = y;
                     tail += 1;
                 }
@@ -1198,22 +1217,20 @@ impl Placement {
         let Some(mut x) = end else { return false };
         // Walk back from the bucket with room: each bucket on the path takes the key moved
         // from the bucket before it, which frees that key's slot there for the next one.
-        let mut slot = usize::from(load[x as usize & B]);
+        let mut at = (x as usize * b + usize::from(load[x as usize & B])) & S;
         load[x as usize & B] += 1;
         loop {
             let (prev, moved) = from[x as usize & B];
-            let at = (x as usize * b + slot) & S;
             if prev == u32::MAX {
-                members[at] = key;
+                fps[at] = fp;
                 other[at] = i1 ^ i2 ^ x;
                 return true;
             }
             // The moved key's buckets are the one the search came from and this one.
-            members[at] = moved;
+            let moved = moved as usize & S;
+            fps[at] = fps[moved];
             other[at] = prev;
-            slot = (0..b)
-                .find(|&s| members[(prev as usize * b + s) & S] == moved)
-                .expect("the moved key is in the bucket the search came from");
+            at = moved;
             x = prev;
         }
     }
@@ -1230,14 +1247,22 @@ impl Placement {
         self.solve(m, b)
     }
 
-    /// Each key's bucket in the placement the last [`solve`](Self::solve) found.
+    /// Each key's bucket in the placement the last [`solve`](Self::solve) found, for keys
+    /// whose fingerprints all differ (a key is known by its fingerprint).
     #[cfg(test)]
     fn placed(&self, m: usize, b: usize) -> Vec<u32> {
+        let key_of = |fp: u32| {
+            let mut of = self.keys.iter().enumerate().filter(|k| k.1.2 == fp);
+            let key = of.next().expect("a key's fingerprint").0;
+            assert!(of.next().is_none(), "two keys with fingerprint {fp}");
+            key
+        };
         let mut at = vec![u32::MAX; self.keys.len()];
         for x in 0..m {
-            for &key in &self.members[x * b..x * b + usize::from(self.load[x])] {
-                assert_eq!(at[key as usize], u32::MAX, "key {key} placed twice");
-                at[key as usize] = x as u32;
+            for &fp in &self.fps[x * b..x * b + usize::from(self.load[x])] {
+                let key = key_of(fp);
+                assert_eq!(at[key], u32::MAX, "key {key} placed twice");
+                at[key] = x as u32;
             }
         }
         at
@@ -1405,7 +1430,7 @@ mod tests {
         // Keys in buckets of b slots, each key in one of its two: a placement exists iff every
         // set S of buckets has room for the keys whose both buckets are in S (Hall's
         // condition), checked here over every subset of up to 8 buckets. One Placement serves
-        // every instance, as the thread's scratch does, so stale stamps and members are
+        // every instance, as the thread's scratch does, so stale stamps and slots are
         // exercised too.
         let mut rng = SplitMix64::new(41);
         let mut p = Placement::default();
