@@ -905,12 +905,10 @@ pub(crate) fn build_exact_into(config: &Config, hashes: &[u64], out: &mut Vec<u8
 struct Placement {
     /// Each key's two buckets and fingerprint.
     keys: Vec<(u32, u32, u32)>,
-    /// The fingerprints of the keys in each bucket, `b` entries a bucket, the first `load` of
-    /// them in use: what [`emit`](Self::emit) stores, read without going back to the keys.
-    fps: Box<[u32; SLOTS_CAP]>,
-    /// The other bucket of the key in each slot of `fps` (its own for a key with one bucket):
-    /// the search reads where a resident can go without reading its key.
-    other: Box<[u32; SLOTS_CAP]>,
+    /// The keys in each bucket, `b` slots a bucket, the first `load` of them in use: each
+    /// key's fingerprint, what [`emit`](Self::emit) stores, and its other bucket (its own for a
+    /// key with one bucket), where the search reads a resident can go; neither reads the keys.
+    slots: Box<[(u32, u32); SLOTS_CAP]>,
     load: Box<[u8; BUCKETS_CAP]>,
     /// The bucket a search reached each bucket from, and the slot of the key it would move
     /// from there (`u32::MAX` for the key's own buckets); valid where `seen` holds the
@@ -939,8 +937,7 @@ impl Default for Placement {
     fn default() -> Placement {
         Placement {
             keys: Vec::new(),
-            fps: Box::new([0; SLOTS_CAP]),
-            other: Box::new([0; SLOTS_CAP]),
+            slots: Box::new([(0, 0); SLOTS_CAP]),
             load: Box::new([0; BUCKETS_CAP]),
             from: Box::new([(0, 0); BUCKETS_CAP]),
             seen: Box::new([0; BUCKETS_CAP]),
@@ -982,7 +979,9 @@ impl Placement {
                     continue;
                 }
                 let mut slots = [0u32; 8];
-                slots[..load].copy_from_slice(&self.fps[j * bs..j * bs + load]);
+                for (slot, &(fp, _)) in slots.iter_mut().zip(&self.slots[j * bs..j * bs + load]) {
+                    *slot = fp;
+                }
                 c.store_all(tb, j as u64, &slots);
             }
         });
@@ -1058,7 +1057,7 @@ impl Placement {
             // The slots past the bucket's load read as 0 (empty), with no branch on the load.
             let load = usize::from(self.load[j & B]);
             let fps: [u32; 4] = std::array::from_fn(|s| {
-                self.fps[(j * 4 + s) & S] & 0u32.wrapping_sub(u32::from(s < load))
+                self.slots[(j * 4 + s) & S].0 & 0u32.wrapping_sub(u32::from(s < load))
             });
             let (index, lows) = semi::encode(fps, 6);
             lows.iter().enumerate().fold(index, |w, (s, &l)| {
@@ -1116,7 +1115,6 @@ impl Placement {
             return false;
         }
         self.load[..m].fill(0);
-        let n = self.keys.len() as u32;
         let mut key = 0;
         loop {
             // The fast placement: the less loaded of the key's buckets, if it has room (most
@@ -1124,25 +1122,23 @@ impl Placement {
             // of `self` would be reloaded after every store); the search only where both are
             // full.
             let (keys, load) = (&self.keys[..], &mut *self.load);
-            let (fps, other) = (&mut *self.fps, &mut *self.other);
+            let slots = &mut *self.slots;
             const B: usize = BUCKETS_CAP - 1;
             const S: usize = SLOTS_CAP - 1;
-            while let Some(&(i1, i2, fp)) = keys.get(key as usize) {
+            let full = keys[key..].iter().position(|&(i1, i2, fp)| {
                 let (l1, l2) = (load[i1 as usize & B], load[i2 as usize & B]);
                 let (x, l) = if l2 < l1 { (i2, l2) } else { (i1, l1) };
                 if usize::from(l) >= b {
-                    break;
+                    return true;
                 }
                 let slot = (x as usize * b + usize::from(l)) & S;
-                fps[slot] = fp;
-                other[slot] = i1 ^ i2 ^ x;
+                slots[slot] = (fp, i1 ^ i2 ^ x);
                 load[x as usize & B] = l + 1;
-                key += 1;
-            }
-            if key == n {
-                return true;
-            }
-            if !self.search(key, b) {
+                false
+            });
+            let Some(full) = full else { return true };
+            key += full;
+            if !self.search(key as u32, b) {
                 return false;
             }
             key += 1;
@@ -1155,7 +1151,7 @@ impl Placement {
     fn search(&mut self, key: u32, b: usize) -> bool {
         const B: usize = BUCKETS_CAP - 1;
         const S: usize = SLOTS_CAP - 1;
-        let (fps, other, load) = (&mut *self.fps, &mut *self.other, &mut *self.load);
+        let (slots, load) = (&mut *self.slots, &mut *self.load);
         let (i1, i2, fp) = self.keys[key as usize];
         // One move is the chain most searches find: a resident of either bucket whose other
         // bucket has room moves there and the key takes its slot (the breadth-first search
@@ -1163,15 +1159,13 @@ impl Placement {
         for x in [i1, i2] {
             let xs = x as usize * b;
             for s in xs..xs + b {
-                let y = other[s & S];
+                let (moved, y) = slots[s & S];
                 let l = load[y as usize & B];
                 if usize::from(l) < b {
                     let to = (y as usize * b + usize::from(l)) & S;
-                    fps[to] = fps[s & S];
-                    other[to] = x;
+                    slots[to] = (moved, x);
                     load[y as usize & B] = l + 1;
-                    fps[s & S] = fp;
-                    other[s & S] = i1 ^ i2 ^ x;
+                    slots[s & S] = (fp, i1 ^ i2 ^ x);
                     return true;
                 }
             }
@@ -1205,7 +1199,7 @@ impl Placement {
             }
             for s in 0..b {
                 let at = (x as usize * b + s) & S;
-                let y = other[at];
+                let y = slots[at].1;
                 if seen[y as usize & B] != stamp {
                     seen[y as usize & B] = stamp;
                     from[y as usize & B] = (x, at as u32);
@@ -1222,14 +1216,12 @@ impl Placement {
         loop {
             let (prev, moved) = from[x as usize & B];
             if prev == u32::MAX {
-                fps[at] = fp;
-                other[at] = i1 ^ i2 ^ x;
+                slots[at] = (fp, i1 ^ i2 ^ x);
                 return true;
             }
             // The moved key's buckets are the one the search came from and this one.
             let moved = moved as usize & S;
-            fps[at] = fps[moved];
-            other[at] = prev;
+            slots[at] = (slots[moved].0, prev);
             at = moved;
             x = prev;
         }
@@ -1259,7 +1251,7 @@ impl Placement {
         };
         let mut at = vec![u32::MAX; self.keys.len()];
         for x in 0..m {
-            for &fp in &self.fps[x * b..x * b + usize::from(self.load[x])] {
+            for &(fp, _) in &self.slots[x * b..x * b + usize::from(self.load[x])] {
                 let key = key_of(fp);
                 assert_eq!(at[key], u32::MAX, "key {key} placed twice");
                 at[key] = x as u32;
