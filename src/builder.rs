@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::filter::{CuckooFilter, start_bucket};
 use crate::hash::{self, KeyHash, SplitMix64};
 use crate::radix;
-use crate::table::{Codec, Geometry, with_codec};
+use crate::table::{Codec, Encoding, Geometry, with_codec};
 use crate::view::Slot;
 
 /// Builds a [`CuckooFilter`] sized exactly for the distinct keys it was given, for an SSTable
@@ -52,6 +52,9 @@ use crate::view::Slot;
 pub struct FilterBuilder {
     config: Config,
     hashes: Vec<u64>,
+    /// The configuration's layout, kept from the first compact block (choosing it again
+    /// cost a thread-local lookup a block).
+    layout: Option<(u32, u32, Encoding)>,
 }
 
 /// Deterministic retries before `finish` gives up: 4 seeds at the exact size, then 8 with
@@ -87,7 +90,11 @@ impl FilterBuilder {
         let mut hashes = Vec::new();
         // Where even that address space cannot be had, the hashes start small and grow.
         let _ = hashes.try_reserve_exact(config.capacity.clamp(RESERVE_MIN, RESERVE_MAX));
-        FilterBuilder { config, hashes }
+        FilterBuilder {
+            config,
+            hashes,
+            layout: None,
+        }
     }
 
     /// Adds a key (duplicates are dropped in [`finish`](Self::finish)).
@@ -236,13 +243,18 @@ impl FilterBuilder {
         }
         // In order, duplicates dropped: the exact placement's keys.
         sort_dedup(&mut self.hashes)?;
-        if compact::build_exact_into(&self.config, &self.hashes, out)? {
+        let layout = match self.layout {
+            Some(layout) => layout,
+            None => *self.layout.insert(self.config.layout()?),
+        };
+        if compact::build_exact_into(layout, &self.hashes, out)? {
             return Ok(());
         }
         // Above the exact placement's limit: the filter `finish` builds, as a compact block.
         let all = FilterBuilder {
             config: self.config.clone(),
             hashes: std::mem::take(&mut self.hashes),
+            layout: self.layout,
         };
         let block = all.finish()?.to_compact_bytes()?;
         out.extend_from_slice(&block);

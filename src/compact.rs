@@ -11,7 +11,7 @@
 //! copying only the bytes of its two buckets into a small padded window, so that it costs the
 //! same on a block of any size.
 
-use crate::config::{Config, DEFAULT_SEED};
+use crate::config::DEFAULT_SEED;
 use crate::error::{Error, Result};
 use crate::hash::{self, KeyHash, Slot};
 use crate::table::raw::Region;
@@ -817,16 +817,20 @@ pub(crate) fn encode(geo: &Geometry, k: u8, table: &[u8], len: u64) -> Vec<u8> {
 /// `config`'s layout, in the fewest buckets — any count from 2, odd ones included — some seed
 /// index places them in (tried from 0 up), if any within [`EXACT_MAX`] keys; `None` above that.
 #[cfg(test)]
-pub(crate) fn build_exact(config: &Config, hashes: &[u64]) -> Result<Option<Vec<u8>>> {
+pub(crate) fn build_exact(config: &crate::Config, hashes: &[u64]) -> Result<Option<Vec<u8>>> {
     let mut out = Vec::new();
-    Ok(build_exact_into(config, hashes, &mut out)?.then_some(out))
+    Ok(build_exact_into(config.layout()?, hashes, &mut out)?.then_some(out))
 }
 
-/// [`build_exact`] into `out` (cleared first, its memory kept): true if the block was built,
-/// false (`out` empty) above [`EXACT_MAX`] keys.
-pub(crate) fn build_exact_into(config: &Config, hashes: &[u64], out: &mut Vec<u8>) -> Result<bool> {
+/// [`build_exact`] into `out` (cleared first, its memory kept), for the configuration's
+/// layout `(b, f, encoding)` ([`Config::layout`]): true if the block was built, false (`out`
+/// empty) above [`EXACT_MAX`] keys.
+pub(crate) fn build_exact_into(
+    (b, f, encoding): (u32, u32, Encoding),
+    hashes: &[u64],
+    out: &mut Vec<u8>,
+) -> Result<bool> {
     out.clear();
-    let (b, f, encoding) = config.layout()?;
     // The default layout needs no geometry (valid by construction): its header and buckets
     // are written by `emit_default`.
     let default = (encoding, b, f) == V2_DEFAULT;
@@ -857,13 +861,16 @@ pub(crate) fn build_exact_into(config: &Config, hashes: &[u64], out: &mut Vec<u8
     // One scratch placement a thread, kept between blocks: a filter policy builds thousands of
     // small blocks, and allocating the search's arrays for each cost more than the search.
     thread_local! {
-        static SCRATCH: std::cell::RefCell<Placement> = std::cell::RefCell::default();
+        // Made on the thread's first block (a constant initializer: no lazy-init check
+        // through a call each block).
+        static SCRATCH: std::cell::RefCell<Option<Placement>> =
+            const { std::cell::RefCell::new(None) };
     }
     SCRATCH.with(|scratch| {
         let mut fresh = None;
         let mut guard = scratch.try_borrow_mut();
         let place = match guard.as_deref_mut() {
-            Ok(p) => p,
+            Ok(p) => p.get_or_insert_with(Placement::default),
             Err(_) => fresh.insert(Placement::default()),
         };
         loop {
@@ -1264,6 +1271,7 @@ impl Placement {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
     use crate::hash::SplitMix64;
     use std::collections::HashSet;
 
