@@ -412,6 +412,7 @@ unsafe fn answers_out<'a>(ptr: *mut bool, n: usize, what: &str) -> Result<&'a mu
 ///
 /// # Safety
 /// Unless NULL, `ptr` points at `len` initialized, aligned `T`s unchanged during the call.
+#[inline]
 unsafe fn in_slice<'a, T>(ptr: *const T, len: usize, what: &str) -> Result<&'a [T], Failure> {
     if len == 0 {
         return Ok(&[]);
@@ -1133,8 +1134,10 @@ pub unsafe extern "C" fn cksst_compact_build_into(
         // sort (a call made while the thread's pair is in use, or while the thread is torn
         // down, takes a fresh pair).
         thread_local! {
-            static SCRATCH: RefCell<(FilterBuilder, Vec<u8>)> =
-                RefCell::new((FilterBuilder::new(Config::new(0)), Vec::new()));
+            // Made on the thread's first call (a constant initializer: no lazy-init check
+            // through a call each block).
+            static SCRATCH: RefCell<Option<(FilterBuilder, Vec<u8>)>> =
+                const { RefCell::new(None) };
         }
         let mut fresh = None;
         let build_block = |(b, block): &mut (FilterBuilder, Vec<u8>)| -> Result<c_int, Failure> {
@@ -1177,7 +1180,12 @@ pub unsafe extern "C" fn cksst_compact_build_into(
             }
             built
         };
-        match SCRATCH.try_with(|s| s.try_borrow_mut().ok().map(|mut pair| build(&mut pair))) {
+        let kept = SCRATCH.try_with(|s| {
+            s.try_borrow_mut().ok().map(|mut pair| {
+                build(pair.get_or_insert_with(|| (FilterBuilder::new(Config::new(0)), Vec::new())))
+            })
+        });
+        match kept {
             Ok(Some(result)) => result,
             _ => build(fresh.insert((FilterBuilder::new(Config::new(0)), Vec::new()))),
         }
