@@ -1146,17 +1146,22 @@ pub unsafe extern "C" fn cksst_compact_build_into(
             b.try_reserve(n)
                 .map_err(|_| Failure::out_of_memory("out of memory for the keys' hashes"))?;
             // The keys hashed in one pass of known length (no check of the vector's room a
-            // key). Where no key is NULL and no length above isize::MAX (two passes over the
-            // arrays with no branch a key), the pass checks nothing; otherwise a key that
-            // `bytes` would refuse is hashed as the empty key and noted, its error returned
-            // after the pass.
-            let any_null = keys.iter().fold(false, |any, k| any | k.is_null());
-            let longest = lens.iter().fold(0, |all, &l| all | l);
-            if !any_null && longest <= isize::MAX as usize {
+            // key). Where no key is NULL and no length above isize::MAX, the pass checks
+            // nothing; otherwise a key that `bytes` would refuse is hashed as the empty key
+            // and noted, its error returned after the pass. The first is found by two passes
+            // over the arrays that OR their values together, with no branch a key (the
+            // compiler vectorizes them): the top bit of `address − 1` is set for NULL (and for
+            // an address in the top half, which only takes the checking pass), that of a
+            // length above isize::MAX is set.
+            let top = keys
+                .iter()
+                .fold(0, |all, &k| all | k.addr().wrapping_sub(1))
+                | lens.iter().fold(0, |all, &l| all | l);
+            if top >> (usize::BITS - 1) == 0 {
                 b.extend(keys.iter().zip(lens).map(|(&k, &l)| {
-                    // SAFETY: `k` is not NULL and `l` at most isize::MAX (both checked above
-                    // for every key); the caller's contract: each key points at its length's
-                    // bytes.
+                    // SAFETY: `k` is not NULL and `l` at most isize::MAX (both found above for
+                    // every key: `k − 1` and `l` below 2^63); the caller's contract: each key
+                    // points at its length's bytes.
                     KeyHash::of(unsafe { std::slice::from_raw_parts(k, l) })
                 }));
             } else {
