@@ -133,6 +133,7 @@ impl FilterBuilder {
     /// assert!(b.try_reserve(usize::MAX / 4).is_err());
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
+    #[inline]
     pub fn try_reserve(&mut self, additional: usize) -> Result<()> {
         self.hashes
             .try_reserve(additional)

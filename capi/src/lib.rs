@@ -1062,6 +1062,7 @@ unsafe fn finish_into(
 ///
 /// # Safety
 /// `len` is writable; `buf` is NULL or points at `capacity` writable bytes.
+#[inline]
 unsafe fn deliver(
     file: &[u8],
     buf: *mut u8,
