@@ -1084,6 +1084,7 @@ impl Placement {
     }
 
     /// Places every key; false if some key cannot be (then no placement exists).
+    #[inline(always)]
     fn solve(&mut self, m: usize, b: usize) -> bool {
         // The default bucket size as a constant: its multiplications become shifts.
         if b == 4 {
