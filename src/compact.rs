@@ -1035,6 +1035,13 @@ impl Placement {
                 degree[i1 as usize & (BUCKETS_CAP - 1)] += 1;
                 degree[i2 as usize & (BUCKETS_CAP - 1)] += 1;
             }
+        } else if m.is_multiple_of(2) {
+            // As above, with no degrees: an even count located without the halving.
+            let m = m & !1;
+            for (key, &h) in self.keys.iter_mut().zip(hashes) {
+                let s = locate(hash::seeded(KeyHash::from_u64(h), seed), m, f);
+                *key = (s.i1 as u32, s.i2 as u32, s.fp);
+            }
         } else {
             for (key, &h) in self.keys.iter_mut().zip(hashes) {
                 *key = at(h);
