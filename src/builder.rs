@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::filter::{CuckooFilter, start_bucket};
 use crate::hash::{self, KeyHash, SplitMix64};
 use crate::radix;
-use crate::table::{Codec, Geometry, with_codec};
+use crate::table::{Codec, Encoding, Geometry, with_codec};
 use crate::view::Slot;
 
 /// Builds a [`CuckooFilter`] sized exactly for the distinct keys it was given, for an SSTable
@@ -52,6 +52,9 @@ use crate::view::Slot;
 pub struct FilterBuilder {
     config: Config,
     hashes: Vec<u64>,
+    /// The configuration's layout, kept from the first compact block (choosing it again
+    /// cost a thread-local lookup a block).
+    layout: Option<(u32, u32, Encoding)>,
 }
 
 /// Deterministic retries before `finish` gives up: 4 seeds at the exact size, then 8 with
@@ -87,7 +90,11 @@ impl FilterBuilder {
         let mut hashes = Vec::new();
         // Where even that address space cannot be had, the hashes start small and grow.
         let _ = hashes.try_reserve_exact(config.capacity.clamp(RESERVE_MIN, RESERVE_MAX));
-        FilterBuilder { config, hashes }
+        FilterBuilder {
+            config,
+            hashes,
+            layout: None,
+        }
     }
 
     /// Adds a key (duplicates are dropped in [`finish`](Self::finish)).
@@ -126,6 +133,7 @@ impl FilterBuilder {
     /// assert!(b.try_reserve(usize::MAX / 4).is_err());
     /// # Ok::<(), cuckoo_sst::Error>(())
     /// ```
+    #[inline]
     pub fn try_reserve(&mut self, additional: usize) -> Result<()> {
         self.hashes
             .try_reserve(additional)
@@ -236,13 +244,18 @@ impl FilterBuilder {
         }
         // In order, duplicates dropped: the exact placement's keys.
         sort_dedup(&mut self.hashes)?;
-        if compact::build_exact_into(&self.config, &self.hashes, out)? {
+        let layout = match self.layout {
+            Some(layout) => layout,
+            None => *self.layout.insert(self.config.layout()?),
+        };
+        if compact::build_exact_into(layout, &self.hashes, out)? {
             return Ok(());
         }
         // Above the exact placement's limit: the filter `finish` builds, as a compact block.
         let all = FilterBuilder {
             config: self.config.clone(),
             hashes: std::mem::take(&mut self.hashes),
+            layout: self.layout,
         };
         let block = all.finish()?.to_compact_bytes()?;
         out.extend_from_slice(&block);
@@ -852,6 +865,25 @@ fn sort_hashes(hashes: &mut [u64]) -> Result<()> {
     let mut scratch = radix::Scratch::new(hashes.len())?;
     radix::sort(hashes, scratch.as_mut_slice());
     Ok(())
+}
+
+/// Adds keys by their hashes ([`KeyHash::of`]), as [`add_hash`](FilterBuilder::add_hash) does
+/// one by one: for a caller with the hashes of a whole block at hand, in one pass that
+/// reserves room once (an iterator of known length, a slice's, say).
+///
+/// ```
+/// use cuckoo_sst::{Config, FilterBuilder, KeyHash};
+/// let mut b = FilterBuilder::new(Config::new(0));
+/// b.extend([b"a", b"b", b"a"].map(|k| KeyHash::of(k)));
+/// assert_eq!(b.len(), 3);
+/// assert_eq!(b.finish()?.len(), 2);
+/// # Ok::<(), cuckoo_sst::Error>(())
+/// ```
+impl Extend<KeyHash> for FilterBuilder {
+    #[inline]
+    fn extend<I: IntoIterator<Item = KeyHash>>(&mut self, hashes: I) {
+        self.hashes.extend(hashes.into_iter().map(KeyHash::to_u64));
+    }
 }
 
 /// Sorts `hashes` and drops the duplicates, as `sort_hashes` and `dedup` do: the few keys of

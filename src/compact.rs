@@ -11,7 +11,7 @@
 //! copying only the bytes of its two buckets into a small padded window, so that it costs the
 //! same on a block of any size.
 
-use crate::config::{Config, DEFAULT_SEED};
+use crate::config::DEFAULT_SEED;
 use crate::error::{Error, Result};
 use crate::hash::{self, KeyHash, Slot};
 use crate::table::raw::Region;
@@ -821,19 +821,31 @@ pub(crate) fn encode(geo: &Geometry, k: u8, table: &[u8], len: u64) -> Vec<u8> {
 /// `config`'s layout, in the fewest buckets — any count from 2, odd ones included — some seed
 /// index places them in (tried from 0 up), if any within [`EXACT_MAX`] keys; `None` above that.
 #[cfg(test)]
-pub(crate) fn build_exact(config: &Config, hashes: &[u64]) -> Result<Option<Vec<u8>>> {
+pub(crate) fn build_exact(config: &crate::Config, hashes: &[u64]) -> Result<Option<Vec<u8>>> {
     let mut out = Vec::new();
-    Ok(build_exact_into(config, hashes, &mut out)?.then_some(out))
+    Ok(build_exact_into(config.layout()?, hashes, &mut out)?.then_some(out))
 }
 
-/// [`build_exact`] into `out` (cleared first, its memory kept): true if the block was built,
-/// false (`out` empty) above [`EXACT_MAX`] keys.
-pub(crate) fn build_exact_into(config: &Config, hashes: &[u64], out: &mut Vec<u8>) -> Result<bool> {
+/// [`build_exact`] into `out` (cleared first, its memory kept), for the configuration's
+/// layout `(b, f, encoding)` ([`Config::layout`]): true if the block was built, false (`out`
+/// empty) above [`EXACT_MAX`] keys.
+pub(crate) fn build_exact_into(
+    (b, f, encoding): (u32, u32, Encoding),
+    hashes: &[u64],
+    out: &mut Vec<u8>,
+) -> Result<bool> {
     out.clear();
-    let (b, f, encoding) = config.layout()?;
-    let layout = Geometry::new(2, b, f, encoding)?;
+    // The default layout needs no geometry (valid by construction): its header and buckets
+    // are written by `emit_default`.
+    let default = (encoding, b, f) == V2_DEFAULT;
+    let layout = if default && !hashes.is_empty() {
+        None
+    } else {
+        Some(Geometry::new(2, b, f, encoding)?)
+    };
     if hashes.is_empty() {
-        let (header, header_len) = header_v2(&layout, 0, 0);
+        let layout = layout.as_ref().expect("made for an empty block");
+        let (header, header_len) = header_v2(layout, 0, 0);
         out.extend_from_slice(&header[..header_len]);
         return Ok(true);
     }
@@ -853,13 +865,16 @@ pub(crate) fn build_exact_into(config: &Config, hashes: &[u64], out: &mut Vec<u8
     // One scratch placement a thread, kept between blocks: a filter policy builds thousands of
     // small blocks, and allocating the search's arrays for each cost more than the search.
     thread_local! {
-        static SCRATCH: std::cell::RefCell<Placement> = std::cell::RefCell::default();
+        // Made on the thread's first block (a constant initializer: no lazy-init check
+        // through a call each block).
+        static SCRATCH: std::cell::RefCell<Option<Placement>> =
+            const { std::cell::RefCell::new(None) };
     }
     SCRATCH.with(|scratch| {
         let mut fresh = None;
         let mut guard = scratch.try_borrow_mut();
         let place = match guard.as_deref_mut() {
-            Ok(p) => p,
+            Ok(p) => p.get_or_insert_with(Placement::default),
             Err(_) => fresh.insert(Placement::default()),
         };
         loop {
@@ -877,7 +892,10 @@ pub(crate) fn build_exact_into(config: &Config, hashes: &[u64], out: &mut Vec<u8
                     place.locate(hashes, seed_of(k), m, f, b);
                 }
                 if place.solve(m as usize, b as usize) {
-                    place.emit(&layout, k, m, out)?;
+                    match &layout {
+                        None => place.emit_default(k, m as usize, out)?,
+                        Some(layout) => place.emit(layout, k, m, out)?,
+                    }
                     return Ok(true);
                 }
             }
@@ -898,14 +916,14 @@ pub(crate) fn build_exact_into(config: &Config, hashes: &[u64], out: &mut Vec<u8
 struct Placement {
     /// Each key's two buckets and fingerprint.
     keys: Vec<(u32, u32, u32)>,
-    /// The keys in each bucket, `b` entries a bucket, the first `load` of them in use.
-    members: Box<[u32; SLOTS_CAP]>,
-    /// The other bucket of the key in each slot of `members` (its own for a key with one
-    /// bucket): the search reads where a resident can go without reading its key.
-    other: Box<[u32; SLOTS_CAP]>,
+    /// The keys in each bucket, `b` slots a bucket, the first `load` of them in use: each
+    /// key's fingerprint, what [`emit`](Self::emit) stores, and its other bucket (its own for a
+    /// key with one bucket), where the search reads a resident can go; neither reads the keys.
+    slots: Box<[(u32, u32); SLOTS_CAP]>,
     load: Box<[u8; BUCKETS_CAP]>,
-    /// The bucket a search reached each bucket from, and the key it would move (`u32::MAX`
-    /// for the key's own buckets); valid where `seen` holds the search's stamp.
+    /// The bucket a search reached each bucket from, and the slot of the key it would move
+    /// from there (`u32::MAX` for the key's own buckets); valid where `seen` holds the
+    /// search's stamp.
     from: Box<[(u32, u32); BUCKETS_CAP]>,
     /// The stamp of the search that last reached each bucket (0: none).
     seen: Box<[u32; BUCKETS_CAP]>,
@@ -930,8 +948,7 @@ impl Default for Placement {
     fn default() -> Placement {
         Placement {
             keys: Vec::new(),
-            members: Box::new([0; SLOTS_CAP]),
-            other: Box::new([0; SLOTS_CAP]),
+            slots: Box::new([(0, 0); SLOTS_CAP]),
             load: Box::new([0; BUCKETS_CAP]),
             from: Box::new([(0, 0); BUCKETS_CAP]),
             seen: Box::new([0; BUCKETS_CAP]),
@@ -945,16 +962,16 @@ impl Default for Placement {
 impl Placement {
     /// The version-2 block of the placement [`solve`](Self::solve) found for `m` buckets with
     /// seed index `k`, in `layout` (a geometry of 2 buckets). The buckets are stored straight
-    /// into the block, each once from its members (a semi-sorted bucket is encoded once a
+    /// into the block, each once from its fingerprints (a semi-sorted bucket is encoded once a
     /// bucket, not once a key), behind room for the header; the padding of the table that
     /// stores them (the next even count) is cut off.
     fn emit(&self, layout: &Geometry, k: u8, m: u64, out: &mut Vec<u8>) -> Result<()> {
         let (e, b, f) = (layout.encoding(), layout.bucket_size(), layout.fp_bits());
+        if (e, b, f) == V2_DEFAULT {
+            return self.emit_default(k, m as usize, out);
+        }
         let used = (m * e.bucket_bits(b, f)).div_ceil(8) as usize;
         let (header, header_len) = header_v2(layout, k, used);
-        if (e, b, f) == V2_DEFAULT {
-            return self.emit_default(&header[..header_len], m as usize, used, out);
-        }
         // Stored in a table of the next even count, whose last bucket an odd m leaves empty.
         let geo = Geometry::new(m + m % 2, b, f, e)?;
         let bs = b as usize;
@@ -973,9 +990,8 @@ impl Placement {
                     continue;
                 }
                 let mut slots = [0u32; 8];
-                let members = &self.members[j * bs..j * bs + load];
-                for (slot, &key) in slots.iter_mut().zip(members) {
-                    *slot = self.keys[key as usize].2;
+                for (slot, &(fp, _)) in slots.iter_mut().zip(&self.slots[j * bs..j * bs + load]) {
+                    *slot = fp;
                 }
                 c.store_all(tb, j as u64, &slots);
             }
@@ -1017,9 +1033,18 @@ impl Placement {
                 let (i1, i2, fp) = at(h);
                 *key = (i1, i2, fp);
                 // A bucket's degree counts the keys that may go there, a key with one bucket
-                // (possible when `m` is odd) once.
+                // (possible when `m` is odd, about one key in `m`) twice: a degree at least the
+                // true one only makes `solve`'s check refuse less, never a seed that places the
+                // keys, and costs no compare.
                 degree[i1 as usize & (BUCKETS_CAP - 1)] += 1;
-                degree[i2 as usize & (BUCKETS_CAP - 1)] += u16::from(i2 != i1);
+                degree[i2 as usize & (BUCKETS_CAP - 1)] += 1;
+            }
+        } else if m.is_multiple_of(2) {
+            // As above, with no degrees: an even count located without the halving.
+            let m = m & !1;
+            for (key, &h) in self.keys.iter_mut().zip(hashes) {
+                let s = locate(hash::seeded(KeyHash::from_u64(h), seed), m, f);
+                *key = (s.i1 as u32, s.i2 as u32, s.fp);
             }
         } else {
             for (key, &h) in self.keys.iter_mut().zip(hashes) {
@@ -1028,23 +1053,30 @@ impl Placement {
         }
     }
 
-    /// [`emit`](Self::emit) for the default layout (semi-sorted, `b` = 4, `f` = 10): each
-    /// bucket's 36 bits encoded from its members and appended two buckets (9 bytes) at a time
-    /// behind `header`, nothing zeroed or read back; `used` is the buckets' byte count.
-    fn emit_default(&self, header: &[u8], m: usize, used: usize, out: &mut Vec<u8>) -> Result<()> {
-        let total = header.len() + used;
+    /// [`emit`](Self::emit) for the default layout (semi-sorted, `b` = 4, `f` = 10), seed
+    /// index `k` and `m` buckets: its 2-byte header, then each bucket's 36 bits encoded from its
+    /// fingerprints and appended two buckets (9 bytes) at a time, nothing zeroed or read back.
+    fn emit_default(&self, k: u8, m: usize, out: &mut Vec<u8>) -> Result<()> {
+        const B: usize = BUCKETS_CAP - 1;
+        const S: usize = SLOTS_CAP - 1;
+        let used = (m as u64 * DEFAULT_BUCKET_BITS).div_ceil(8) as usize;
+        let total = HEADER_LEN_V2 + used;
+        // The header of `header_v2` for the default layout: no layout bytes, the check over
+        // the first two bytes and the block's length.
+        let word = u32::from(MAGIC_V2) | u32::from(k) << 8;
+        let check = check_of(total as u64, word);
         out.clear();
         out.try_reserve_exact(total)
             .map_err(|_| Error::OutOfMemory {
                 bytes: total as u64,
             })?;
-        out.extend_from_slice(header);
+        out.extend_from_slice(&[MAGIC_V2, k | check << 4]);
         let bucket = |j: usize| -> u64 {
-            let load = usize::from(self.load[j]);
-            let mut fps = [0u32; 4];
-            for (fp, &key) in fps.iter_mut().zip(&self.members[j * 4..j * 4 + load]) {
-                *fp = self.keys[key as usize].2;
-            }
+            // The slots past the bucket's load read as 0 (empty), with no branch on the load.
+            let load = usize::from(self.load[j & B]);
+            let fps: [u32; 4] = std::array::from_fn(|s| {
+                self.slots[(j * 4 + s) & S].0 & 0u32.wrapping_sub(u32::from(s < load))
+            });
             let (index, lows) = semi::encode(fps, 6);
             lows.iter().enumerate().fold(index, |w, (s, &l)| {
                 w | u64::from(l) << (semi::INDEX_BITS + 6 * s as u32)
@@ -1063,6 +1095,7 @@ impl Placement {
     }
 
     /// Places every key; false if some key cannot be (then no placement exists).
+    #[inline(always)]
     fn solve(&mut self, m: usize, b: usize) -> bool {
         // The default bucket size as a constant: its multiplications become shifts.
         if b == 4 {
@@ -1091,17 +1124,19 @@ impl Placement {
         // may add up to `slack` at most. Near a full table this also refuses the seeds where
         // two buckets fall short: at 71 keys, half the seeds the search failed on (0.18 → 0.09
         // a block).
+        // (The shortfalls summed in 16 bits, widened once: a saturating subtraction the
+        // compiler does 8 buckets at a time. `b` is at most 8, a sum at most 8 · 4096.)
+        let b16 = b as u16;
         if slack < b
             && self.degree[..m]
                 .iter()
-                .map(|&d| b.saturating_sub(usize::from(d)))
-                .sum::<usize>()
+                .map(|&d| u32::from(b16.saturating_sub(d)))
+                .sum::<u32>() as usize
                 > slack
         {
             return false;
         }
         self.load[..m].fill(0);
-        let n = self.keys.len() as u32;
         let mut key = 0;
         loop {
             // The fast placement: the less loaded of the key's buckets, if it has room (most
@@ -1109,25 +1144,23 @@ impl Placement {
             // of `self` would be reloaded after every store); the search only where both are
             // full.
             let (keys, load) = (&self.keys[..], &mut *self.load);
-            let (members, other) = (&mut *self.members, &mut *self.other);
+            let slots = &mut *self.slots;
             const B: usize = BUCKETS_CAP - 1;
             const S: usize = SLOTS_CAP - 1;
-            while let Some(&(i1, i2, _)) = keys.get(key as usize) {
+            let full = keys[key..].iter().position(|&(i1, i2, fp)| {
                 let (l1, l2) = (load[i1 as usize & B], load[i2 as usize & B]);
                 let (x, l) = if l2 < l1 { (i2, l2) } else { (i1, l1) };
                 if usize::from(l) >= b {
-                    break;
+                    return true;
                 }
                 let slot = (x as usize * b + usize::from(l)) & S;
-                members[slot] = key;
-                other[slot] = i1 ^ i2 ^ x;
+                slots[slot] = (fp, i1 ^ i2 ^ x);
                 load[x as usize & B] = l + 1;
-                key += 1;
-            }
-            if key == n {
-                return true;
-            }
-            if !self.search(key, b) {
+                false
+            });
+            let Some(full) = full else { return true };
+            key += full;
+            if !self.search(key as u32, b) {
                 return false;
             }
             key += 1;
@@ -1140,23 +1173,21 @@ impl Placement {
     fn search(&mut self, key: u32, b: usize) -> bool {
         const B: usize = BUCKETS_CAP - 1;
         const S: usize = SLOTS_CAP - 1;
-        let (members, other, load) = (&mut *self.members, &mut *self.other, &mut *self.load);
-        let (i1, i2, _) = self.keys[key as usize];
+        let (slots, load) = (&mut *self.slots, &mut *self.load);
+        let (i1, i2, fp) = self.keys[key as usize];
         // One move is the chain most searches find: a resident of either bucket whose other
         // bucket has room moves there and the key takes its slot (the breadth-first search
         // below would find the same chain, at several times the cost).
         for x in [i1, i2] {
             let xs = x as usize * b;
             for s in xs..xs + b {
-                let y = other[s & S];
+                let (moved, y) = slots[s & S];
                 let l = load[y as usize & B];
                 if usize::from(l) < b {
                     let to = (y as usize * b + usize::from(l)) & S;
-                    members[to] = members[s & S];
-                    other[to] = x;
+                    slots[to] = (moved, x);
                     load[y as usize & B] = l + 1;
-                    members[s & S] = key;
-                    other[s & S] = i1 ^ i2 ^ x;
+                    slots[s & S] = (fp, i1 ^ i2 ^ x);
                     return true;
                 }
             }
@@ -1190,10 +1221,10 @@ impl Placement {
             }
             for s in 0..b {
                 let at = (x as usize * b + s) & S;
-                let y = other[at];
+                let y = slots[at].1;
                 if seen[y as usize & B] != stamp {
                     seen[y as usize & B] = stamp;
-                    from[y as usize & B] = (x, members[at]);
+                    from[y as usize & B] = (x, at as u32);
                     queue[tail & B] = y;
                     tail += 1;
                 }
@@ -1202,22 +1233,18 @@ impl Placement {
         let Some(mut x) = end else { return false };
         // Walk back from the bucket with room: each bucket on the path takes the key moved
         // from the bucket before it, which frees that key's slot there for the next one.
-        let mut slot = usize::from(load[x as usize & B]);
+        let mut at = (x as usize * b + usize::from(load[x as usize & B])) & S;
         load[x as usize & B] += 1;
         loop {
             let (prev, moved) = from[x as usize & B];
-            let at = (x as usize * b + slot) & S;
             if prev == u32::MAX {
-                members[at] = key;
-                other[at] = i1 ^ i2 ^ x;
+                slots[at] = (fp, i1 ^ i2 ^ x);
                 return true;
             }
             // The moved key's buckets are the one the search came from and this one.
-            members[at] = moved;
-            other[at] = prev;
-            slot = (0..b)
-                .find(|&s| members[(prev as usize * b + s) & S] == moved)
-                .expect("the moved key is in the bucket the search came from");
+            let moved = moved as usize & S;
+            slots[at] = (slots[moved].0, prev);
+            at = moved;
             x = prev;
         }
     }
@@ -1234,14 +1261,22 @@ impl Placement {
         self.solve(m, b)
     }
 
-    /// Each key's bucket in the placement the last [`solve`](Self::solve) found.
+    /// Each key's bucket in the placement the last [`solve`](Self::solve) found, for keys
+    /// whose fingerprints all differ (a key is known by its fingerprint).
     #[cfg(test)]
     fn placed(&self, m: usize, b: usize) -> Vec<u32> {
+        let key_of = |fp: u32| {
+            let mut of = self.keys.iter().enumerate().filter(|k| k.1.2 == fp);
+            let key = of.next().expect("a key's fingerprint").0;
+            assert!(of.next().is_none(), "two keys with fingerprint {fp}");
+            key
+        };
         let mut at = vec![u32::MAX; self.keys.len()];
         for x in 0..m {
-            for &key in &self.members[x * b..x * b + usize::from(self.load[x])] {
-                assert_eq!(at[key as usize], u32::MAX, "key {key} placed twice");
-                at[key as usize] = x as u32;
+            for &(fp, _) in &self.slots[x * b..x * b + usize::from(self.load[x])] {
+                let key = key_of(fp);
+                assert_eq!(at[key], u32::MAX, "key {key} placed twice");
+                at[key] = x as u32;
             }
         }
         at
@@ -1251,6 +1286,7 @@ impl Placement {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
     use crate::hash::SplitMix64;
     use std::collections::HashSet;
 
@@ -1409,7 +1445,7 @@ mod tests {
         // Keys in buckets of b slots, each key in one of its two: a placement exists iff every
         // set S of buckets has room for the keys whose both buckets are in S (Hall's
         // condition), checked here over every subset of up to 8 buckets. One Placement serves
-        // every instance, as the thread's scratch does, so stale stamps and members are
+        // every instance, as the thread's scratch does, so stale stamps and slots are
         // exercised too.
         let mut rng = SplitMix64::new(41);
         let mut p = Placement::default();

@@ -799,3 +799,70 @@ fn a_block_of_seed_index_7_with_check_0_answers_through_the_fast_path() {
     }
     panic!("only {found} blocks with header byte 0x07");
 }
+
+/// The bytes the builder writes, pinned: a digest (XXH3 of the blocks in turn) of the blocks of
+/// 30 key sets at every size from 0 to 300 keys (keys of 0 to 40 bytes, some sets with every key
+/// twice), of 4 sets at sizes from 511 to 5 000, and of two other layouts at every seventh size.
+/// A change to the builder that is meant to cost less and write the same blocks must keep the
+/// digests; one that changes a block changes the format's blocks and these constants with it.
+#[test]
+fn the_builders_blocks_are_the_pinned_bytes() {
+    fn keys(n: usize, set: u64) -> Vec<Vec<u8>> {
+        let mut s = set.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ n as u64;
+        let mut next = move || {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            KeyHash::from_u64(s).to_u64() ^ cuckoo_sst::KeyHash::of(&s.to_le_bytes()).to_u64()
+        };
+        let twice = set % 7 == 3;
+        let distinct = if twice { n.div_ceil(2) } else { n };
+        let mut v: Vec<Vec<u8>> = (0..distinct)
+            .map(|_| {
+                let len = match set % 5 {
+                    0 => 16,
+                    1 => 8,
+                    2 => 3,
+                    3 => 24,
+                    _ => (next() % 41) as usize,
+                };
+                let r = next();
+                (0..len)
+                    .map(|j| (r >> (8 * (j % 8))) as u8 ^ j as u8)
+                    .collect()
+            })
+            .collect();
+        if twice {
+            v.extend(v.clone());
+            v.truncate(n);
+        }
+        v
+    }
+    let digest = |blocks: &mut dyn Iterator<Item = Vec<u8>>| {
+        blocks.fold(0u64, |d, b| {
+            let mut bytes = d.to_le_bytes().to_vec();
+            bytes.extend_from_slice(&b);
+            KeyHash::of(&bytes).to_u64()
+        })
+    };
+    let small = digest(
+        &mut (0..=300)
+            .flat_map(|n| (0..30).map(move |set| block_of(Config::new(0), &keys(n, set)))),
+    );
+    let large = digest(
+        &mut [511usize, 512, 513, 1000, 4096, 4097, 5000]
+            .into_iter()
+            .flat_map(|n| (0..4).map(move |set| block_of(Config::new(0), &keys(n, set)))),
+    );
+    let others = digest(&mut (0..=300).step_by(7).flat_map(|n| {
+        [
+            Config::new(0).false_positive_rate(0.001),
+            Config::new(0).bucket_size(2),
+        ]
+        .into_iter()
+        .flat_map(move |c| (0..3).map(move |set| block_of(c.clone(), &keys(n, set))))
+    }));
+    assert_eq!(
+        (small, large, others),
+        (0x7cae20111ab52c5f, 0x672e2c5de5027323, 0x4e397cf83d6ebd13),
+        "{small:#018x}, {large:#018x}, {others:#018x}"
+    );
+}

@@ -412,6 +412,7 @@ unsafe fn answers_out<'a>(ptr: *mut bool, n: usize, what: &str) -> Result<&'a mu
 ///
 /// # Safety
 /// Unless NULL, `ptr` points at `len` initialized, aligned `T`s unchanged during the call.
+#[inline]
 unsafe fn in_slice<'a, T>(ptr: *const T, len: usize, what: &str) -> Result<&'a [T], Failure> {
     if len == 0 {
         return Ok(&[]);
@@ -1061,6 +1062,7 @@ unsafe fn finish_into(
 ///
 /// # Safety
 /// `len` is writable; `buf` is NULL or points at `capacity` writable bytes.
+#[inline]
 unsafe fn deliver(
     file: &[u8],
     buf: *mut u8,
@@ -1133,8 +1135,10 @@ pub unsafe extern "C" fn cksst_compact_build_into(
         // sort (a call made while the thread's pair is in use, or while the thread is torn
         // down, takes a fresh pair).
         thread_local! {
-            static SCRATCH: RefCell<(FilterBuilder, Vec<u8>)> =
-                RefCell::new((FilterBuilder::new(Config::new(0)), Vec::new()));
+            // Made on the thread's first call (a constant initializer: no lazy-init check
+            // through a call each block).
+            static SCRATCH: RefCell<Option<(FilterBuilder, Vec<u8>)>> =
+                const { RefCell::new(None) };
         }
         let mut fresh = None;
         let build_block = |(b, block): &mut (FilterBuilder, Vec<u8>)| -> Result<c_int, Failure> {
@@ -1142,9 +1146,45 @@ pub unsafe extern "C" fn cksst_compact_build_into(
             b.clear();
             b.try_reserve(n)
                 .map_err(|_| Failure::out_of_memory("out of memory for the keys' hashes"))?;
-            for (&k, &l) in keys.iter().zip(lens) {
-                // SAFETY: the caller's contract: each key points at its length's bytes.
-                b.add_key(unsafe { bytes(k, l, "a key") }?);
+            // The keys hashed in one pass of known length (no check of the vector's room a
+            // key). Where no key is NULL and no length above isize::MAX, the pass checks
+            // nothing; otherwise a key that `bytes` would refuse is hashed as the empty key
+            // and noted, its error returned after the pass. The first is found by two passes
+            // over the arrays that OR their values together, with no branch a key (the
+            // compiler vectorizes them): the top bit of `address − 1` is set for NULL (and for
+            // an address in the top half, which only takes the checking pass), that of a
+            // length above isize::MAX is set.
+            let top = keys
+                .iter()
+                .fold(0, |all, &k| all | k.addr().wrapping_sub(1))
+                | lens.iter().fold(0, |all, &l| all | l);
+            if top >> (usize::BITS - 1) == 0 {
+                b.extend(keys.iter().zip(lens).map(|(&k, &l)| {
+                    // SAFETY: `k` is not NULL and `l` at most isize::MAX (both found above for
+                    // every key: `k − 1` and `l` below 2^63); the caller's contract: each key
+                    // points at its length's bytes.
+                    KeyHash::of(unsafe { std::slice::from_raw_parts(k, l) })
+                }));
+            } else {
+                let mut refused = false;
+                b.extend(keys.iter().zip(lens).map(|(&k, &l)| {
+                    let readable = !k.is_null() && l <= isize::MAX as usize;
+                    refused |= !readable & (l != 0);
+                    let key: &[u8] = if readable {
+                        // SAFETY: `k` is not NULL and `l` at most isize::MAX (checked); the
+                        // caller's contract: each key points at its length's bytes.
+                        unsafe { std::slice::from_raw_parts(k, l) }
+                    } else {
+                        &[]
+                    };
+                    KeyHash::of(key)
+                }));
+                if refused {
+                    for (&k, &l) in keys.iter().zip(lens) {
+                        // SAFETY: as above.
+                        unsafe { bytes(k, l, "a key") }?;
+                    }
+                }
             }
             b.build_compact_into(block)?;
             // SAFETY: the caller's contract, as stated.
@@ -1159,7 +1199,12 @@ pub unsafe extern "C" fn cksst_compact_build_into(
             }
             built
         };
-        match SCRATCH.try_with(|s| s.try_borrow_mut().ok().map(|mut pair| build(&mut pair))) {
+        let kept = SCRATCH.try_with(|s| {
+            s.try_borrow_mut().ok().map(|mut pair| {
+                build(pair.get_or_insert_with(|| (FilterBuilder::new(Config::new(0)), Vec::new())))
+            })
+        });
+        match kept {
             Ok(Some(result)) => result,
             _ => build(fresh.insert((FilterBuilder::new(Config::new(0)), Vec::new()))),
         }
@@ -3539,6 +3584,56 @@ mod tests {
         assert_eq!(build_into(&many), (CKSST_OK, fresh_block(&many)));
         assert_eq!(build_into(&keys[..9]), (CKSST_OK, fresh_block(&keys[..9])));
         assert_eq!(build_into(&[]), (CKSST_OK, fresh_block(&[])));
+    }
+
+    /// The keys' pointers and lengths checked before they are hashed, both ways the call
+    /// takes: a NULL key of length 0 is the empty key (the pass that checks each key), a NULL
+    /// key with a length or a length above isize::MAX is refused (nothing delivered), and the
+    /// blocks are a fresh builder's either way.
+    #[test]
+    fn compact_build_into_checks_every_key() {
+        let keys: Vec<Vec<u8>> = (0..30u32).map(|i| i.to_le_bytes().to_vec()).collect();
+        let mut with_empty: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+        with_empty.push(&[]);
+        let mut ptrs: Vec<*const u8> = with_empty.iter().map(|k| k.as_ptr()).collect();
+        let mut lens: Vec<usize> = with_empty.iter().map(|k| k.len()).collect();
+        let build = |ptrs: &[*const u8], lens: &[usize]| {
+            let mut buf = [0u8; 128];
+            let mut len = 7;
+            // SAFETY: `ptrs.len()` keys, each NULL or its length's bytes (a length the call
+            // refuses is never read); a buffer of 128 bytes.
+            let rc = unsafe {
+                cksst_compact_build_into(
+                    ptrs.as_ptr(),
+                    lens.as_ptr(),
+                    ptrs.len(),
+                    buf.as_mut_ptr(),
+                    buf.len(),
+                    &mut len,
+                )
+            };
+            (rc, buf[..len].to_vec())
+        };
+        assert_eq!(build(&ptrs, &lens), (CKSST_OK, fresh_block(&with_empty)));
+        *ptrs.last_mut().unwrap() = ptr::null();
+        assert_eq!(build(&ptrs, &lens), (CKSST_OK, fresh_block(&with_empty)));
+        *lens.last_mut().unwrap() = 1;
+        assert_eq!(
+            build(&ptrs, &lens),
+            (CKSST_ERR_INVALID_ARGUMENT, Vec::new())
+        );
+        *ptrs.last_mut().unwrap() = keys[0].as_ptr();
+        *lens.last_mut().unwrap() = isize::MAX as usize + 1;
+        assert_eq!(
+            build(&ptrs, &lens),
+            (CKSST_ERR_INVALID_ARGUMENT, Vec::new())
+        );
+        lens.pop();
+        ptrs.pop();
+        assert_eq!(
+            build(&ptrs, &lens),
+            (CKSST_OK, fresh_block(&with_empty[..30]))
+        );
     }
 
     /// Any thread may call `cksst_compact_build_into` (each keeps its own builder and block):
