@@ -374,12 +374,12 @@ fn contains_default(body: &[u8], m: u64, seed: u64, h: KeyHash) -> bool {
 }
 
 /// The 64 bits of `body` from bit `pos` on, shifted so that bit `pos` is bit 0, for a bucket
-/// that ends inside `body` (`pos + 36 ≤ 8 · body.len()`) of a body
-/// of at least 8 bytes (a default-layout block of `m ≥ 2` buckets has 9 or more): one load of
-/// the 8 bytes at `pos / 8`, or of the body's last 8 where fewer remain, shifted. No branch:
-/// in a block of a few buckets a lookup often reads one in the last 8 bytes, and a branch on
-/// that would mispredict on every other call (the issue 43 lookups paid it; the shift is at
-/// most 3 bytes and 7 bits).
+/// that ends inside `body` (`pos + 36 ≤ 8 · body.len()`) of a body of at least 8 bytes (a
+/// default-layout block of `m ≥ 2` buckets has 9 or more): one load of the 8 bytes at
+/// `pos / 8`, or of the body's last 8 where fewer remain, shifted (by at most 3 bytes and 7
+/// bits). No branch: in a block of a few buckets a lookup often reads one in the last 8
+/// bytes, and a branch on that (a copy of the tail where fewer than 8 remained, before)
+/// mispredicted on about every other call.
 #[inline(always)]
 fn bucket_word(body: &[u8], pos: u64) -> u64 {
     let at = (pos >> 3) as usize;
@@ -786,17 +786,25 @@ fn encode_v2(geo: &Geometry, k: u8, buckets: &[u8]) -> Vec<u8> {
 fn header_v2(geo: &Geometry, k: u8, buckets_len: usize) -> ([u8; HEADER_LEN_V2_LAYOUT], usize) {
     let (e, b, f) = V2_DEFAULT;
     let named = (geo.encoding(), geo.bucket_size(), geo.fp_bits()) != (e, b, f);
-    let mut h = [MAGIC_V2, k | if named { V2_LAYOUT_FLAG } else { 0 }, 0, 0];
-    let len = if named {
-        let [_, layout, f, _] = header_v1(geo, k);
-        h[2..].copy_from_slice(&[layout, f]);
-        HEADER_LEN_V2_LAYOUT
-    } else {
-        HEADER_LEN_V2
-    };
-    let word = u32::from_le_bytes(h);
-    h[1] |= check_of((len + buckets_len) as u64, word) << 4;
-    (h, len)
+    if !named {
+        let [b0, b1] = header_v2_default(k, HEADER_LEN_V2 + buckets_len);
+        return ([b0, b1, 0, 0], HEADER_LEN_V2);
+    }
+    let [_, layout, f, _] = header_v1(geo, k);
+    let mut h = [MAGIC_V2, k | V2_LAYOUT_FLAG, layout, f];
+    h[1] |= check_of(
+        (HEADER_LEN_V2_LAYOUT + buckets_len) as u64,
+        u32::from_le_bytes(h),
+    ) << 4;
+    (h, HEADER_LEN_V2_LAYOUT)
+}
+
+/// The 2-byte header of a version-2 block of the default layout, seed index `k` and
+/// `block_len` bytes in all (FORMAT.md §11.5): the magic, then `k` with the check over the
+/// two bytes and the length in the top nibble.
+fn header_v2_default(k: u8, block_len: usize) -> [u8; 2] {
+    let word = u32::from(MAGIC_V2) | u32::from(k) << 8;
+    [MAGIC_V2, k | check_of(block_len as u64, word) << 4]
 }
 
 /// The compact block of a table of the classic derivation (an even number of buckets, seed
@@ -1061,16 +1069,12 @@ impl Placement {
         const S: usize = SLOTS_CAP - 1;
         let used = (m as u64 * DEFAULT_BUCKET_BITS).div_ceil(8) as usize;
         let total = HEADER_LEN_V2 + used;
-        // The header of `header_v2` for the default layout: no layout bytes, the check over
-        // the first two bytes and the block's length.
-        let word = u32::from(MAGIC_V2) | u32::from(k) << 8;
-        let check = check_of(total as u64, word);
         out.clear();
         out.try_reserve_exact(total)
             .map_err(|_| Error::OutOfMemory {
                 bytes: total as u64,
             })?;
-        out.extend_from_slice(&[MAGIC_V2, k | check << 4]);
+        out.extend_from_slice(&header_v2_default(k, total));
         let bucket = |j: usize| -> u64 {
             // The slots past the bucket's load read as 0 (empty), with no branch on the load.
             let load = usize::from(self.load[j & B]);
